@@ -1,0 +1,45 @@
+# externspec developer commands. `make help` lists them.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.setup-stamp
+IDL := schema/externspec.thrift
+
+.DEFAULT_GOAL := help
+.PHONY: help setup generate check-generated lint typecheck test bench demo clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## create .venv with the pinned tools and install externspec (editable)
+
+$(STAMP): requirements-dev.txt pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	touch $@
+
+generate: $(STAMP) ## regenerate python/externspec/_generated and the C++ header from the IDL
+	$(PY) -m externspec.codegen generate --idl $(IDL)
+
+check-generated: $(STAMP) ## fail if generated code differs from what the IDL generates
+	$(PY) -m externspec.codegen check --idl $(IDL)
+
+lint: $(STAMP) ## ruff
+	$(VENV)/bin/ruff check python codegen tests benchmarks
+
+typecheck: $(STAMP) ## mypy on python/ and codegen/
+	$(VENV)/bin/mypy
+
+test: $(STAMP) check-generated ## run the whole test suite (slow tests included)
+	$(PY) -m pytest tests
+
+bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side
+	$(PY) benchmarks/run.py
+
+demo: $(STAMP) ## the main job: real torch artifacts through externspec
+	$(PY) -m externspec.demo
+
+clean: ## remove build caches (keeps .venv)
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,159 @@
+"""Python emitter: IR -> pydantic v2 models (python/externspec/_generated/).
+
+A pure function of the IR: `emit(schema)` returns {file name: text}, byte-deterministic. The
+wire rules themselves live in `externspec._modelbase`; this file only declares fields.
+"""
+
+from __future__ import annotations
+
+from . import ir
+from .naming import banner, topological_order
+
+_BASE = {
+    "bool": "bool",
+    "byte": "I8",
+    "i16": "I16",
+    "i32": "I32",
+    "i64": "I64",
+    "double": "F64",
+    "string": "str",
+}
+
+
+def _annotation(t: ir.TypeRef) -> str:
+    if t.kind == "base":
+        return _BASE[t.name]
+    if t.kind == "named":
+        return t.name
+    if t.kind in ("list", "set"):
+        return f"list[{_annotation(t.args[0])}]"
+    return f"dict[{_annotation(t.args[0])}, {_annotation(t.args[1])}]"
+
+
+def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
+    """A Python expression for a constant of type `t`."""
+    if t.kind == "named":
+        target = schema.type(t.name)
+        if isinstance(target, ir.Enum):
+            member = next(v.name for v in target.values if v.value == value)
+            return f"{t.name}.{member}"
+        assert isinstance(value, ir.ConstMap)
+        args = ", ".join(
+            f"{k}={_literal(schema, target.field(str(k)).type, v)}"  # type: ignore[union-attr]
+            for k, v in value.items
+        )
+        return f"{t.name}({args})"
+    if t.kind in ("list", "set"):
+        assert isinstance(value, tuple)
+        return "[" + ", ".join(_literal(schema, t.args[0], v) for v in value) + "]"
+    if t.kind == "map":
+        assert isinstance(value, ir.ConstMap)
+        return "{" + ", ".join(
+            f"{_literal(schema, t.args[0], k)}: {_literal(schema, t.args[1], v)}" for k, v in value.items
+        ) + "}"
+    if t.name == "double":
+        return repr(float(value))  # type: ignore[arg-type]
+    return repr(value)
+
+
+def _comment_lines(doc: str, indent: str) -> list[str]:
+    return [f"{indent}# {line}".rstrip() for line in doc.splitlines()]
+
+
+def _docstring(doc: str, indent: str) -> list[str]:
+    if not doc:
+        return []
+    body = doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    lines = body.splitlines()
+    if len(lines) == 1:
+        return [f'{indent}"""{lines[0]}"""', ""]
+    return [f'{indent}"""{lines[0]}', *[f"{indent}{ln}".rstrip() for ln in lines[1:]], f'{indent}"""', ""]
+
+
+def _field_line(schema: ir.Schema, s: ir.Struct, f: ir.Field) -> str:
+    ann = _annotation(f.type)
+    if s.kind == "union":
+        return f"    {f.name}: Optional[{ann}] = Field(default=None, exclude_if=OMIT_IF_NONE)"
+    if f.is_optional:
+        if f.annotation("json.omit_if_null") is not None:
+            return f"    {f.name}: Optional[{ann}] = Field(default=None, exclude_if=OMIT_IF_NONE)"
+        return f"    {f.name}: Optional[{ann}] = None"
+    if f.has_default:
+        value = _literal(schema, f.type, f.default)
+        if f.type.kind in ("list", "set", "map") or (
+            f.type.kind == "named" and isinstance(schema.type(f.type.name), ir.Struct)
+        ):
+            return f"    {f.name}: {ann} = Field(default_factory=lambda: {value})"
+        return f"    {f.name}: {ann} = {value}"
+    return f"    {f.name}: {ann}"
+
+
+def _emit_enum(e: ir.Enum) -> list[str]:
+    out = [f"class {e.name}(enum.IntEnum):"]
+    out += _docstring(e.doc, "    ")
+    for v in e.values:
+        out += _comment_lines(v.doc, "    ")
+        out.append(f"    {v.name} = {v.value}")
+    return out
+
+
+def _emit_struct(schema: ir.Schema, s: ir.Struct) -> list[str]:
+    base = "Union" if s.kind == "union" else "Struct"
+    out = [f"class {s.name}({base}):"]
+    out += _docstring(s.doc, "    ")
+    if s.kind == "union":
+        names = ", ".join(f'"{f.name}"' for f in s.fields)
+        out.append(f"    MEMBERS: ClassVar[tuple[str, ...]] = ({names}{',' if len(s.fields) == 1 else ''})")
+        out.append("")
+    for f in s.fields:
+        out += _comment_lines(f.doc, "    ")
+        out.append(_field_line(schema, s, f))
+    if not s.fields:
+        out.append("    pass")
+    return out
+
+
+def emit_models(schema: ir.Schema) -> str:
+    order, _ = topological_order(schema)
+    out = [*banner(schema, "#"), ""]
+    out += [f'"""{line}' if i == 0 else line for i, line in enumerate((schema.doc or "Generated models.").splitlines())]
+    out[-1] += '"""'
+    out += [
+        "",
+        "from __future__ import annotations",
+        "",
+        "import enum",
+        "from typing import ClassVar, Final, Optional",
+        "",
+        "from pydantic import Field",
+        "",
+        "from externspec._modelbase import F64, I8, I16, I32, I64, OMIT_IF_NONE, Struct, Union",
+        "",
+        f'IDL_CHECKSUM: Final = "{schema.checksum}"',
+    ]
+    for t in order:
+        out += ["", ""]
+        out += _emit_enum(t) if isinstance(t, ir.Enum) else _emit_struct(schema, t)
+    out += ["", ""]
+    for t in order:
+        if isinstance(t, ir.Struct):
+            out.append(f"{t.name}.model_rebuild()")
+    for c in schema.consts:
+        out += ["", *_comment_lines(c.doc, "")]
+        out.append(f"{c.name}: Final = {_literal(schema, c.type, c.value)}")
+    names = [t.name for t in order] + [c.name for c in schema.consts] + ["IDL_CHECKSUM"]
+    out += ["", "__all__ = ["] + [f'    "{n}",' for n in sorted(names)] + ["]", ""]
+    return "\n".join(out)
+
+
+def emit(schema: ir.Schema) -> dict[str, str]:
+    """Every generated Python file, by name relative to the output directory."""
+    init = "\n".join([
+        *banner(schema, "#"),
+        '"""Generated models; import them from `externspec`."""',
+        "",
+        "from .models import *  # noqa: F403",
+        "from .models import __all__ as __all__",
+        "",
+    ])
+    return {"__init__.py": init, "models.py": emit_models(schema)}

@@ -1,0 +1,180 @@
+"""Checks that thriftpy2 accepts but externspec's wire format or emitters cannot honour.
+
+Each rule is a small function from the IR (and the IDL text, for what the IR cannot hold) to
+(location, message) findings; `lint` runs them all and raises one `SchemaError` listing every
+problem, not only the first.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Callable, Iterator
+
+from . import ir
+from .errors import SchemaError
+
+Finding = tuple[ir.SourceLoc, str]
+
+MAX_FIELD_ID = 32767
+
+# Union members become attributes next to the union API (`.type`, `.value`); torch's `_Union`
+# reserves the same names plus `create`.
+RESERVED_UNION_MEMBERS = frozenset({"type", "value", "create"})
+
+# Attributes of pydantic's BaseModel that a field must not shadow.
+RESERVED_FIELD_NAMES = frozenset({
+    "construct", "copy", "dict", "json", "schema", "schema_json", "validate", "fields",
+    "from_orm", "parse_obj", "parse_raw", "parse_file", "update_forward_refs",
+})
+
+CPP_KEYWORDS = frozenset("""
+alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
+char32_t class compl concept const consteval constexpr constinit const_cast continue co_await
+co_return co_yield decltype default delete do double dynamic_cast else enum explicit export extern
+false float for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr
+operator or or_eq private protected public register reinterpret_cast requires return short signed
+sizeof static static_assert static_cast struct switch template this thread_local throw true try
+typedef typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq
+""".split())
+
+KNOWN_ANNOTATIONS = {
+    "field": frozenset({"json.omit_if_null"}),
+    "type": frozenset({"reserved_ids", "reserved_names"}),
+}
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _fields(schema: ir.Schema) -> Iterator[tuple[ir.Struct, ir.Field]]:
+    for s in schema.structs:
+        for f in s.fields:
+            yield s, f
+
+
+def check_field_ids(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    for s, f in _fields(schema):
+        if f.id < 1:
+            yield f.loc, f'field "{f.name}" of {s.kind} "{s.name}" needs an explicit id in 1..{MAX_FIELD_ID}'
+        elif f.id > MAX_FIELD_ID:
+            yield f.loc, f'field id {f.id} of "{s.name}.{f.name}" is out of range 1..{MAX_FIELD_ID}'
+
+
+def check_enum_values(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    for e in schema.enums:
+        seen: dict[int, str] = {}
+        for v in e.values:
+            if v.value in seen:
+                yield v.loc, (f'duplicate enum value {v.value} in enum "{e.name}": '
+                              f'"{v.name}" and "{seen[v.value]}"')
+            else:
+                seen[v.value] = v.name
+            if v.value < 0 or v.value > 2**31 - 1:
+                yield v.loc, f'enum value {v.name} = {v.value} in "{e.name}" is out of range 0..2147483647'
+
+
+def check_union_members(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    for s in schema.structs:
+        if s.kind != "union":
+            continue
+        if not s.fields:
+            yield s.loc, f'union "{s.name}" has no members'
+        for f in s.fields:
+            if f.requiredness != "default":
+                yield f.loc, f'union member "{s.name}.{f.name}" may not be {f.requiredness}'
+            if f.has_default:
+                yield f.loc, f'union member "{s.name}.{f.name}" may not have a default'
+            if f.name in RESERVED_UNION_MEMBERS:
+                yield f.loc, f'union member name "{f.name}" in "{s.name}" is reserved'
+
+
+def check_types(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    def walk(t: ir.TypeRef) -> Iterator[str]:
+        if t.kind == "map":
+            key = t.args[0]
+            if not (key.kind == "base" and key.name == "string"):
+                yield f"map key type {key} is not string (JSON object keys are strings)"
+        if t.kind == "base" and t.name == "binary":
+            yield "binary is not supported by the JSON wire format"
+        for a in t.args:
+            yield from walk(a)
+
+    for s, f in _fields(schema):
+        for problem in walk(f.type):
+            yield f.loc, f'field "{s.name}.{f.name}": {problem}'
+
+
+def check_names(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    for s, f in _fields(schema):
+        if f.name.startswith("_") or not _IDENT.match(f.name):
+            yield f.loc, f'field name "{f.name}" in "{s.name}" must start with a letter'
+        elif f.name in RESERVED_FIELD_NAMES or f.name.startswith("model_"):
+            yield f.loc, f'field name "{f.name}" in "{s.name}" is reserved by the Python models'
+        elif f.name in CPP_KEYWORDS or keyword.iskeyword(f.name):
+            yield f.loc, f'field name "{f.name}" in "{s.name}" is a reserved word'
+    for t in schema.types:
+        if t.name in CPP_KEYWORDS or keyword.iskeyword(t.name):
+            yield t.loc, f'type name "{t.name}" is a reserved word'
+        if isinstance(t, ir.Enum):
+            for v in t.values:
+                if v.name in CPP_KEYWORDS or keyword.iskeyword(v.name):
+                    yield v.loc, f'enum value name "{v.name}" in "{t.name}" is a reserved word'
+
+
+_TYPE_DECL = re.compile(r"^\s*(struct|union|enum|exception|typedef)\s+(?:.*\s)?([A-Za-z_]\w*)\s*(?:\{|\(|$)", re.M)
+
+
+def check_duplicate_types(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    """thriftpy2 lets a later struct, union or enum of the same name silently replace an earlier one."""
+    seen: dict[str, int] = {}
+    for m in _TYPE_DECL.finditer(text):
+        name = m.group(2)
+        line = text.count("\n", 0, m.start(2)) + 1
+        if m.group(1) == "typedef":
+            continue
+        if name in seen:
+            col = m.start(2) - text.rfind("\n", 0, m.start(2))
+            yield ir.SourceLoc(schema.path, line, col), (
+                f'type "{name}" is declared twice (first at line {seen[name]})')
+        else:
+            seen[name] = line
+
+
+def check_annotations(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    for s, f in _fields(schema):
+        for key, _ in f.annotations:
+            if key not in KNOWN_ANNOTATIONS["field"]:
+                yield f.loc, f'unknown annotation "{key}" on field "{s.name}.{f.name}"'
+        if f.annotation("json.omit_if_null") is not None and not f.is_optional:
+            yield f.loc, f'json.omit_if_null needs an optional field ("{s.name}.{f.name}")'
+    for t in schema.types:
+        for key, _ in t.annotations:
+            if key not in KNOWN_ANNOTATIONS["type"]:
+                yield t.loc, f'unknown annotation "{key}" on "{t.name}"'
+
+
+def check_schema_version(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    c = schema.const("SCHEMA_VERSION")
+    if c is None:
+        yield ir.SourceLoc(schema.path, 1), "missing const SchemaVersion SCHEMA_VERSION"
+    elif schema.schema_version() is None:
+        yield c.loc, "SCHEMA_VERSION must be a SchemaVersion literal with integer major and minor"
+
+
+RULES: tuple[Callable[[ir.Schema, str], Iterator[Finding]], ...] = (
+    check_field_ids,
+    check_enum_values,
+    check_union_members,
+    check_types,
+    check_names,
+    check_duplicate_types,
+    check_annotations,
+)
+
+
+def lint(schema: ir.Schema, text: str, *, require_version: bool = True) -> None:
+    """Raise `SchemaError` listing every problem found, or return None."""
+    rules = RULES + ((check_schema_version,) if require_version else ())
+    problems = [finding for rule in rules for finding in rule(schema, text)]
+    if problems:
+        raise SchemaError(problems)

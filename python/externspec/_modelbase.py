@@ -1,0 +1,117 @@
+"""Base classes and scalar types of the generated models (python/externspec/_generated).
+
+The generated module is thin: it declares fields; the wire rules live here, once.
+
+* Structs ignore unknown keys (torch's forward compatibility); unions forbid them, so an unknown
+  member is an error, and a validator enforces exactly one non-null member.
+* Everything is strict: no "42" for an int, no 1 for a bool. The one lenient spot is torch's float
+  convention: JSON ints, and the strings "Infinity", "-Infinity" and "NaN", are floats.
+* Integers are int64: out-of-range values are rejected, as the C++ side would.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
+from pydantic_core import PydanticCustomError, core_schema
+
+I64_MIN = -(2**63)
+I64_MAX = 2**63 - 1
+
+_NON_FINITE = {"Infinity": math.inf, "-Infinity": -math.inf, "NaN": math.nan}
+
+
+class _F64Marker:
+    """A double on torch's wire: a JSON number, or one of the non-finite strings."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        non_finite = core_schema.no_info_after_validator_function(
+            _NON_FINITE.__getitem__, core_schema.literal_schema(list(_NON_FINITE))
+        )
+        return core_schema.union_schema(
+            [core_schema.float_schema(strict=True, allow_inf_nan=True), non_finite],
+            custom_error_type="f64_type",
+            custom_error_message='expected `float` (a number, "Infinity", "-Infinity" or "NaN")',
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                _float_out, when_used="json"
+            ),
+        )
+
+
+def _float_out(value: float) -> float | str:
+    """The JSON form of a double: torch writes non-finite values as strings."""
+    if math.isfinite(value):
+        return value
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+F64 = Annotated[float, _F64Marker]
+I64 = Annotated[int, Field(ge=I64_MIN, le=I64_MAX)]
+I32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+I16 = Annotated[int, Field(ge=-(2**15), le=2**15 - 1)]
+I8 = Annotated[int, Field(ge=-(2**7), le=2**7 - 1)]
+
+
+def _omit(value: Any) -> bool:
+    return value is None
+
+
+# Used by generated union members and `json.omit_if_null` fields.
+OMIT_IF_NONE: Any = _omit
+
+
+class Struct(BaseModel):
+    """Base of every generated struct."""
+
+    model_config = ConfigDict(
+        extra="ignore",
+        strict=True,
+        ser_json_inf_nan="strings",
+        revalidate_instances="never",
+        validate_assignment=False,
+    )
+
+
+class Union(BaseModel):
+    """Base of every generated union: exactly one member is set, and it is not null.
+
+    Serializes as a single-key object. `type` is the member's name and `value` its value.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="strings")
+
+    MEMBERS: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="after")
+    def _exactly_one_member(self) -> Union:
+        members = self.model_fields_set
+        if len(members) != 1:
+            raise PydanticCustomError(
+                "union_members",
+                "expected exactly one member of `{union}`, got {count}{names}",
+                {"union": type(self).__name__, "count": len(members),
+                 "names": f" ({', '.join(sorted(members))})" if members else ""},
+            )
+        (name,) = members
+        if getattr(self, name) is None:
+            raise PydanticCustomError(
+                "union_null_member", "member `{member}` of `{union}` is null",
+                {"member": name, "union": type(self).__name__},
+            )
+        return self
+
+    @property
+    def type(self) -> str:
+        """The name of the member that is set."""
+        return next(iter(self.model_fields_set))
+
+    @property
+    def value(self) -> Any:
+        """The value of the member that is set."""
+        return getattr(self, self.type)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.type}={self.value!r})"

@@ -1,0 +1,31 @@
+"""The errors externspec raises for bad input, all under `ExternSpecError`."""
+
+from __future__ import annotations
+
+
+class ExternSpecError(Exception):
+    """Base of every error externspec raises for bad input (a spec, a file, call arrays)."""
+
+
+class DecodeError(ExternSpecError, ValueError):
+    """A document does not match the schema.
+
+    `path` is the JSON path of the first problem (`$.nodes[3].node.inputs[0].arg`), and
+    `errors` lists every problem as (path, message) pairs.
+    """
+
+    def __init__(self, errors: list[tuple[str, str]], source: str | None = None):
+        self.errors = errors
+        self.source = source
+        self.path = errors[0][0] if errors else "$"
+        first = f"{self.path}: {errors[0][1]}" if errors else "invalid document"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(f"{source}: {first}{more}" if source else f"{first}{more}")
+
+
+class VersionError(ExternSpecError):
+    """A document's schema version cannot be read by this version of externspec."""
+
+
+class UnsupportedError(ExternSpecError, TypeError):
+    """A value or type that the extern-kernel ABI cannot carry (named: op, argument, type)."""
