@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -131,7 +131,7 @@ def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False,
     `source` names the input in error messages (a file path).
     """
     policy = version.policy_for(type)
-    extra = "forbid" if (strict or policy.forbid_unknown) else None
+    extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
     try:
         with gc_paused():
             model = type.model_validate_json(data, extra=extra)
