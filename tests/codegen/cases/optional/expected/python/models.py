@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Optional
 
 from pydantic import Field
 
@@ -19,15 +19,15 @@ class Device(Struct):
 
     type: str
     # null means the current device.
-    index: I64 | None = None
-    fallback: Device | None = None
+    index: Optional[I64] = None
+    fallback: Optional[Device] = None
     # Omitted from the JSON when unset.
-    label: str | None = Field(default=None, exclude_if=OMIT_IF_NONE)
+    label: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
 Device.model_rebuild()
 
 __all__ = [
-    "IDL_CHECKSUM",
     "Device",
+    "IDL_CHECKSUM",
 ]

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
@@ -33,9 +33,9 @@ class Expr(Union):
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_int", "as_record", "as_call")
 
-    as_int: I64 | None = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_record: dict[str, Expr] | None = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_call: Call | None = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_record: Optional[dict[str, Expr]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_call: Optional[Call] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
 Tree.model_rebuild()
@@ -43,8 +43,8 @@ Call.model_rebuild()
 Expr.model_rebuild()
 
 __all__ = [
-    "IDL_CHECKSUM",
     "Call",
     "Expr",
+    "IDL_CHECKSUM",
     "Tree",
 ]

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
@@ -26,11 +26,11 @@ class Value(Union):
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_int", "as_float", "as_strings", "as_point")
 
-    as_int: I64 | None = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_float: F64 | None = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
     # A list member.
-    as_strings: list[str] | None = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_point: Point | None = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_strings: Optional[list[str]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_point: Optional[Point] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
 Point.model_rebuild()
