@@ -136,7 +136,7 @@ def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False,
     extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
     try:
         with gc_paused():
-            model = type.model_validate_json(data, extra=None if lenient else "forbid")
+            model = type.model_validate_json(data, extra=extra)
     except ValidationError as exc:
         errors = decode_errors(type, exc)
         if policy.forbid_unknown:
