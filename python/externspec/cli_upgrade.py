@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pydantic import BaseModel
+
     from . import wire
     from .errors import ExternSpecError
 
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"externspec upgrade: cannot import models module {args.models!r}: {e}", file=sys.stderr)
         return 1
     type_ = getattr(models, args.type, None)
-    if not isinstance(type_, type):
+    if not (isinstance(type_, type) and issubclass(type_, BaseModel)):
         print(f"externspec upgrade: {args.models} has no document type {args.type!r}", file=sys.stderr)
         return 1
     try:
