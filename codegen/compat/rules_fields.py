@@ -47,8 +47,8 @@ def union_member_added(old: ir.Schema, new: ir.Schema) -> Out:
                 yield f.loc, f"{describe(n, f)} was added"
 
 
-@rule("FIELD_NO_DELETE", "a struct field was deleted (minor if it was optional or defaulted)", ALL, Bump.MAJOR,
-      remedy="keep the field and document it as deprecated")
+@rule("FIELD_NO_DELETE", "a plain or required struct field was deleted: old readers require it", ALL,
+      Bump.MAJOR, remedy="keep the field and document it as deprecated")
 def field_no_delete(old: ir.Schema, new: ir.Schema) -> Out:
     for o, n in common_structs(old, new):
         if n.kind == "struct":
@@ -57,7 +57,8 @@ def field_no_delete(old: ir.Schema, new: ir.Schema) -> Out:
                     yield n.loc, f"{describe(o, f)} was deleted; old readers require it"
 
 
-@rule("FIELD_NO_DELETE_OPTIONAL", "an optional or defaulted struct field was deleted (its id and name reserved)",
+@rule("FIELD_NO_DELETE_OPTIONAL",
+      "an optional or defaulted struct field was deleted: old readers fall back to its default",
       (Category.SOURCE,), Bump.MINOR)
 def field_no_delete_optional(old: ir.Schema, new: ir.Schema) -> Out:
     for o, n in common_structs(old, new):

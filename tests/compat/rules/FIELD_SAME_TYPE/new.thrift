@@ -4,8 +4,11 @@ struct Device {
   20: optional i64 index;
 }
 
+/** The typedef changes, the field line does not: typedefs are resolved. */
+typedef list<string> Sizes
+
 struct Meta {
-  10: list<string> sizes;
+  10: Sizes sizes;
   20: map<string, list<i64>> ranges;
   30: Other device;
 }

@@ -4,8 +4,11 @@ struct Device {
   20: optional i64 index;
 }
 
+/** The typedef changes, the field line does not: typedefs are resolved. */
+typedef list<i64> Sizes
+
 struct Meta {
-  10: list<i64> sizes;
+  10: Sizes sizes;
   20: map<string, list<double>> ranges;
   30: Device device;
 }
