@@ -2,7 +2,8 @@
 
 The C++ decoder does not run upgraders; it refuses an older major and names this command. The
 document is read with the registered upgraders (`externspec.upgrade`), validated as the current
-schema, and written with the current SCHEMA_VERSION stamp.
+schema, and written back; an upgraded document carries the new major's version stamp. A document
+that needs no upgrade is written as read (re-encoded).
 """
 
 from __future__ import annotations
