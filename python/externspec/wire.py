@@ -159,8 +159,10 @@ def _reread(data: str | bytes | bytearray, type: type[M], errors: list[tuple[str
     doc_version = policy.raw_version(raw)
     if isinstance(raw, dict) and policy.needs_upgrade(doc_version):
         return _load_upgraded(raw, type, policy, doc_version, strict, source)
+    if strict:
+        raise DecodeError(errors, source) from None
     unknown = [(path, msg) for path, msg in errors if msg.startswith("unknown key")]
-    if doc_version is None and len(unknown) == len(errors) and not strict:
+    if doc_version is None and len(unknown) == len(errors):
         # Torch-written: unknown keys are ignored, as torch does.
         with gc_paused():
             try:

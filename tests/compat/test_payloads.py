@@ -108,3 +108,14 @@ def test_same_version_with_unknown_field_is_a_decode_error() -> None:
         es.loads(json.dumps(doc), es.ExternKernelNodes)
     assert err.value.path == "$.nodes[1].node"
     assert "unknown key `stream_priority`" in str(err.value)
+
+
+def test_strict_rejects_unknown_keys_as_decode_errors() -> None:
+    """`strict=True` rejects unknown keys everywhere, without version reasoning."""
+    with pytest.raises(es.DecodeError, match="unknown key `checksum`"):
+        es.loads(json.dumps(_newer_minor_doc(False)), es.ExternKernelNodes, strict=True)
+    torch_written = json.loads((PAYLOADS / "v1.0/extern_nodes_torch.json").read_text(encoding="utf-8"))
+    torch_written["future_torch_key"] = 1
+    assert len(es.loads(json.dumps(torch_written), es.ExternKernelNodes).nodes) == 2  # ignored, as torch does
+    with pytest.raises(es.DecodeError, match="unknown key `future_torch_key`"):
+        es.loads(json.dumps(torch_written), es.ExternKernelNodes, strict=True)

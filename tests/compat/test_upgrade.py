@@ -144,3 +144,12 @@ def test_policy_message_for_an_older_major_names_the_upgrade_command(v2: ModuleT
         "model.wrapper.json: $.schema_version: document schema 1.4 has major version 1; this reader "
         "(schema 2.0) reads major 2 only: upgrade the file with `externspec upgrade IN OUT`"
     )
+
+
+def test_unknown_key_surviving_the_upgrade_is_a_version_error(v2: ModuleType, upgrader: None) -> None:
+    doc = json.loads((PAYLOADS / "v1.0/extern_nodes_externspec.json").read_text(encoding="utf-8"))
+    doc["nodes"][0]["priority"] = 1
+    with pytest.raises(es.VersionError) as err:
+        es.loads(json.dumps(doc), v2.ExternKernelNodes, source="old.json")
+    assert str(err.value) == ("old.json: $.nodes[0]: unknown key `priority` (after upgrading schema 1.0 to 2.0): "
+                              "the document carries a field the upgraders do not know")
