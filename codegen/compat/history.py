@@ -5,11 +5,14 @@ Releasing version X.Y means copying the IDL to schema/history/vX.Y.thrift. The c
 * HEAD against the newest release: exactly the bump its changes require (none, next minor,
   next major .0);
 * HEAD against every older release: no forbidden change and at least the required bump (several
-  releases may lie in between).
+  releases may lie in between);
+* every release against the one before it: exactly the bump it required (a frozen file edited
+  after the fact shows up here).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,19 +49,24 @@ def check_history(idl: Path, history: Path) -> HistoryResult:
     if not found:
         return HistoryResult(False, (f"{history}: no released versions (freeze one: cp {idl} {history}/v1.0.thrift)",),
                              ())
+    frozen = [(version, path, load(path, str(path))) for version, path in found]
     lines: list[str] = []
-    ok = True
-    reports = []
-    for i, (version, path) in enumerate(reversed(found)):
-        old = load(path, str(path))
+    reports: list[Report] = []
+    for version, path, old in frozen:
         if old.schema_version() != version:
-            ok = False
             lines.append(f"{path}: declares SCHEMA_VERSION {old.schema_version()}, but its name says {version}")
+    for i, (_, path, old) in enumerate(reversed(frozen)):
         newest = i == 0
         report = compare(old, head, at_least=not newest)
         reports.append(report)
-        ok &= report.ok
         lines.append(f"== {idl} against {path} ({'the last release: exact bump' if newest else 'older release'})")
         lines.append(report.text())
+    for (_, before, a), (_, after, b) in itertools.pairwise(frozen):
+        report = compare(a, b)
+        reports.append(report)
+        if not report.ok:
+            lines.append(f"== release {after} against the release before it, {before}")
+            lines.append(report.text())
+    ok = all(r.ok for r in reports) and not any("but its name says" in line for line in lines)
     lines.append("schema check: " + ("OK" if ok else "FAILED"))
     return HistoryResult(ok, tuple(lines), tuple(reports))

@@ -231,6 +231,21 @@ def test_history_check_on_several_releases(tmp_path: Path) -> None:
     assert check_history(head, history).ok
     head.write_text(edited(v11, [ADD_ENUM_VALUE]))  # forgot the bump
     result = check_history(head, history)
-    assert not result.ok and [r.ok for r in result.reports] == [False, True]
+    # HEAD vs v1.1 (exact) fails, HEAD vs v1.0 (at least) passes, v1.0 -> v1.1 passes.
+    assert not result.ok and [r.ok for r in result.reports] == [False, True, True]
     (history / "v1.3.thrift").write_text(v11, encoding="utf-8")  # misnamed release
     assert any("its name says (1, 3)" in line for line in check_history(head, history).lines)
+
+
+def test_history_check_catches_an_edited_release(tmp_path: Path) -> None:
+    """A frozen file edited after the fact breaks the chain of releases."""
+    history = tmp_path / "history"
+    history.mkdir()
+    v11 = edited(IDL.read_text(), [ADD_OPTIONAL, ('{"major": 1, "minor": 0}', '{"major": 1, "minor": 1}')])
+    (history / "v1.1.thrift").write_text(v11, encoding="utf-8")
+    (history / "v1.0.thrift").write_text(edited(IDL.read_text(), [ADD_MEMBER]), encoding="utf-8")  # tampered
+    result = check_history(history / "v1.1.thrift", history)
+    assert not result.ok
+    assert any(line.startswith(f"== release {history / 'v1.1.thrift'} against the release before it")
+               for line in result.lines)
+    assert "UNION_MEMBER_NO_DELETE" in {f.rule for r in result.reports for f in r.findings}
