@@ -11,7 +11,7 @@ from .. import ir
 from . import rules_consts, rules_enums, rules_fields, rules_types  # noqa: F401  (registers the rules)
 from .model import Bump, Finding
 from .registry import RULES
-from .verdict import Verdict, fmt, judge
+from .verdict import Verdict, expected_version, fmt, judge
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,12 @@ class Report:
         const = self.new.const("SCHEMA_VERSION")
         where = f" at {const.loc}" if const else ""
         if v.required == Bump.FORBIDDEN:
-            options.append("revert the forbidden changes (rules with bump `forbidden` above)")
+            option = "revert the forbidden changes (rules with bump `forbidden` above)"
+            rest = max((f.bump for f in self.findings if f.bump < Bump.FORBIDDEN), default=Bump.NONE)
+            then = expected_version(v.old, rest) if v.old is not None else None
+            if then is not None and then != v.new:
+                option += f"; the other changes then need SCHEMA_VERSION {fmt(then)} ({rest} bump)"
+            options.append(option)
         elif v.expected is not None:
             e = v.expected
             step = f'set SCHEMA_VERSION to {{"major": {e[0]}, "minor": {e[1]}}}{where}'
