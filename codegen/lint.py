@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from . import ir
 from .errors import SchemaError
+from .reserved import reserved
 
 Finding = tuple[ir.SourceLoc, str]
 
@@ -157,6 +158,24 @@ def check_annotations(schema: ir.Schema, text: str) -> Iterator[Finding]:
                 yield t.loc, f'unknown annotation "{key}" on "{t.name}"'
 
 
+def check_reserved(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    """A type may not declare a field (or enum value) whose id or name it reserves."""
+    for t in schema.types:
+        try:
+            res = reserved(t)
+        except ValueError as e:
+            yield t.loc, f'bad reserved_ids/reserved_names annotation on "{t.name}": {e}'
+            continue
+        what = "enum value" if isinstance(t, ir.Enum) else ("member" if t.kind == "union" else "field")
+        items = ([(v.value, v.name, v.loc) for v in t.values] if isinstance(t, ir.Enum)
+                 else [(f.id, f.name, f.loc) for f in t.fields])
+        for id_, name, loc in items:
+            if id_ in res.ids:
+                yield loc, f'{what} "{t.name}.{name}" uses {id_}, which "{t.name}" reserves'
+            if name in res.names:
+                yield loc, f'{what} name "{t.name}.{name}" is reserved by "{t.name}"'
+
+
 def check_schema_version(schema: ir.Schema, text: str) -> Iterator[Finding]:
     c = schema.const("SCHEMA_VERSION")
     if c is None:
@@ -173,6 +192,7 @@ RULES: tuple[Callable[[ir.Schema, str], Iterator[Finding]], ...] = (
     check_names,
     check_duplicate_types,
     check_annotations,
+    check_reserved,
 )
 
 
