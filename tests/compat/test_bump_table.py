@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from externspec import cli
 from externspec.codegen import compat, ir
 from externspec.codegen.compat import Bump

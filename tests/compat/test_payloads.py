@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import externspec as es
 import pytest
+
+import externspec as es
 
 PAYLOADS = Path(__file__).parent / "payloads"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from externspec.codegen import SchemaError, lint, parse_text
 from externspec.codegen.reserved import parse_ids, parse_names
 

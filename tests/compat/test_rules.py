@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from externspec.codegen import compat
 
 RULES_DIR = Path(__file__).parent / "rules"

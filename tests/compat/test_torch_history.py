@@ -15,6 +15,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+
 from externspec import cli
 from externspec.codegen import compat
 

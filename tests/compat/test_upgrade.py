@@ -13,8 +13,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import externspec as es
 import pytest
+
+import externspec as es
 from externspec import cli, upgrade
 from externspec.codegen import compat, emit_python
 

@@ -23,8 +23,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-import externspec as es
 import torch
+
+import externspec as es
 
 HERE = Path(__file__).resolve().parent
 
