@@ -17,12 +17,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import externspec as es
 import pytest
 import torch
-from support import aoti_models
-
-import externspec as es
 from externspec import aoti
+from support import aoti_models
 
 pytestmark = pytest.mark.slow
 

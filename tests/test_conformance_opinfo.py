@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import os
 
+import externspec as es
 import pytest
 from support import opinfo_replay
-
-import externspec as es
 
 PASS_RATE_FLOOR = 0.97
 

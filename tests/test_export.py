@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import math
 
+import externspec as es
 import pytest
 import torch
 from support import custom_ops as co
-
-import externspec as es
 
 X = torch.arange(12.0).reshape(3, 4)
 Y = torch.arange(12.0).reshape(3, 4) * -1
@@ -198,7 +197,7 @@ def test_missing_required_argument() -> None:
 
 
 def test_not_an_op_overload() -> None:
-    with pytest.raises(es.UnsupportedError, match="expected a torch._ops.OpOverload"):
+    with pytest.raises(es.UnsupportedError, match=r"expected a torch._ops.OpOverload"):
         es.SpecBuilder().add(torch.ops.aten.add, (X, Y))  # type: ignore[arg-type]
 
 

@@ -102,7 +102,7 @@ class DemoModel(torch.nn.Module):
         p, q, r = torch.ops.externspec_demo.split_scale(x, 3, 0.5, [True, False, True])
         c, d = torch.ops.externspec_demo.clip_pair(x, -0.5, float("inf"), True)
         s = torch.ops.externspec_demo.shift(y, [0.25, 0.5], "demo")
-        return a, b, p, q, r, c, d, s  # type: ignore[return-value]
+        return a, b, p, q, r, c, d, s
 
 
 def inputs() -> tuple[torch.Tensor, torch.Tensor]:

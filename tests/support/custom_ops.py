@@ -11,7 +11,6 @@ The C++ executor tests reuse these ops (same names, same semantics).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Sequence
 from typing import Any
 

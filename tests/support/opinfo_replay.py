@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import externspec as es
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
-
-import externspec as es
 
 UNINITIALIZED = re.compile(r"(^|::)(new_)?empty")
 
@@ -69,7 +68,8 @@ class Report:
                f"{self.passed} passed ({100 * self.pass_rate:.1f}%), {sum(self.unsupported.values())} unsupported, "
                f"{len(self.errors)} replay errors, {len(self.mismatches)} silent mismatches"]
         if nondeterministic:
-            out.append(f"  compared on dtype/shape only (eager differs from itself): {', '.join(sorted(nondeterministic))}")
+            names = ", ".join(sorted(nondeterministic))
+            out.append(f"  compared on dtype/shape only (eager differs from itself): {names}")
         for reason, n in self.unsupported.most_common():
             out.append(f"  unsupported x{n}: {reason}")
         out += [f"  ERROR {e}" for e in self.errors[:20]]
