@@ -113,3 +113,30 @@ def test_executor_runs_torchs_extern_file_with_the_wrapper_arrays(package) -> No
 def test_torch_file_has_no_version_and_reads_under_the_baseline(package) -> None:
     assert package.nodes.schema_version is None
     assert '"schema_version"' not in package.json_text
+
+
+def test_kwarg_only_default_desync_is_torchs_and_not_ours() -> None:
+    """torch omits kwarg-only defaults from the JSON but counts them in the wrapper's int array.
+
+    externspec's exporter writes the same call consistently (every argument, three int slots), and
+    externspec's executor names the desync in torch's file instead of reading the wrong slots."""
+    path = aoti_models.compiled_package(aoti_models.KwOnlyFixed)
+    package = aoti.read_package(path)
+    (node,) = package.nodes.nodes
+    assert [i.name for i in node.node.inputs] == ["x", "p"]  # every kwarg-only default omitted
+    (call,) = package.calls
+    assert list(call.int_args) == [5, 3, 4]  # ...but their values are in the array
+    ex = es.ProxyExecutor(package.nodes)
+    x, y = aoti_models.example_inputs()
+    with pytest.raises(es.CallError, match=r"expected 1 input \+ 1 output tensor slots and 1 input \+ 0 int-return "
+                                           "slots, got 2 tensors and 3 ints"):
+        ex.call_function(0, list(call.int_args), [x, None])
+    with pytest.raises(RuntimeError, match="Mismatch between ints consumed and num_ints"):
+        torch._inductor.aoti_load_package(str(path))(x, y)
+    # Ours, for the same call: every argument written, arrays consistent, replay equals eager.
+    b = es.SpecBuilder()
+    site = b.add(aoti_models.co.kwonly_fixed, (x, 5))
+    assert site.int_args == [5, 3, 4]
+    slots = list(site.tensor_args)
+    es.ProxyExecutor(es.loads(es.dumps(b.build()), es.ExternKernelNodes)).call_function(0, site.int_args, slots)
+    assert torch.equal(slots[1], aoti_models.co.kwonly_fixed(x, 5))

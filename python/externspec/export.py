@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from pydantic import ValidationError
 
 from . import torch_types
 from ._generated.models import (
@@ -84,6 +85,12 @@ class _ArgWriter:
         return UnsupportedError(f"{self.op_name}: argument `{self.arg_name}` of type `{self.at}`: {why}")
 
     def write(self, value: Any) -> Argument:
+        try:
+            return self._write(value)
+        except ValidationError as exc:  # e.g. an int outside int64: the file format cannot hold it
+            raise self.fail(f"{value!r} does not fit the file format: {exc.errors()[0]['msg']}") from None
+
+    def _write(self, value: Any) -> Argument:
         at = self.at
         if value is None:
             if not at.optional:

@@ -141,7 +141,11 @@ class ProxyExecutor:
                 pos[key] = value
             else:
                 kwargs[key] = value
-        result = plan.call(*pos, **kwargs)
+        try:
+            result = plan.call(*pos, **kwargs)
+        except Exception as exc:  # the kernel's own error, kept as is, with the node it ran for
+            exc.add_note(f"externspec: raised by the kernel of {plan.label}")
+            raise
         if plan.single_return:
             result = (result,)
         _store_outputs(plan, result, int_args, tensor_args)

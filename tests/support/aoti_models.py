@@ -80,3 +80,10 @@ def compiled_package(model: type = AllOps) -> Path:
 
 def run_eager(model: type = AllOps) -> Any:
     return model()(*example_inputs())
+
+
+class KwOnlyFixed(torch.nn.Module):
+    """torch 2.13's kwarg-only desync: an op tagged needs_fixed_stride_order, kwarg-only defaults not passed."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return co.kwonly_fixed(x, 5)
