@@ -90,6 +90,7 @@ class CallPlan:
     num_input_ints: int
     outputs: tuple[tuple[int, int, int], ...]  # (kind, slot, count-or-int-value)
     single_return: bool
+    single_tensor_slot: int  # the output slot when the op returns exactly one Tensor, else -1
 
 
 class ProxyExecutor:
@@ -122,7 +123,7 @@ class ProxyExecutor:
                 f"{len(int_args)} ints"
             )
         pos = plan.pos[:]
-        kwargs = plan.kwargs.copy()
+        kwargs = plan.kwargs.copy() if plan.kwargs else None
         for positional, key, kind, start, stop, pattern in plan.fills:
             if kind == _TENSOR:
                 value: Any = tensor_args[start]
@@ -140,12 +141,16 @@ class ProxyExecutor:
             if positional:
                 pos[key] = value
             else:
-                kwargs[key] = value
+                kwargs[key] = value  # type: ignore[index]
         try:
-            result = plan.call(*pos, **kwargs)
+            result = plan.call(*pos, **kwargs) if kwargs is not None else plan.call(*pos)
         except Exception as exc:  # the kernel's own error, kept as is, with the node it ran for
             exc.add_note(f"externspec: raised by the kernel of {plan.label}")
             raise
+        slot = plan.single_tensor_slot
+        if slot >= 0 and type(result) is torch.Tensor:  # the common case, without the general loop
+            tensor_args[slot] = result
+            return
         if plan.single_return:
             result = (result,)
         _store_outputs(plan, result, int_args, tensor_args)
@@ -329,6 +334,7 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts) -> CallPlan:
         num_ints=n_ints + len(out_ints), num_tensors=n_tensors + n_out_tensors,
         num_input_tensors=n_tensors, num_input_ints=n_ints, outputs=tuple(outputs),
         single_return=len(schema.returns) == 1,
+        single_tensor_slot=outputs[0][1] if len(outputs) == 1 and outputs[0][0] == _OUT_TENSOR else -1,
     )
 
 
