@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = ("externspec.cli_check_spec",)
 
 
 def build_parser() -> argparse.ArgumentParser:
