@@ -13,8 +13,9 @@ import time
 import timeit
 from pathlib import Path
 
-import externspec as es
 import torch
+
+import externspec as es
 
 REPEATS = 7
 NUMBER = 20_000

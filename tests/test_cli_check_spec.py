@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import externspec as es
 import pytest
 import torch
+
+import externspec as es
 from externspec.cli import main
 
 
@@ -36,13 +37,13 @@ def test_mismatched_spec_exits_1_with_the_error(tmp_path: Path, capsys: pytest.C
 
 
 def test_custom_ops_module_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from support import custom_ops as co
+    from tests.support import custom_ops as co
 
     b = es.SpecBuilder()
     b.add(co.list_out, (torch.ones(2), 2))
     path = tmp_path / "spec.json"
     es.dump(b.build(), path)
-    assert main(["check-spec", str(path), "--import", "support.custom_ops"]) == 0
+    assert main(["check-spec", str(path), "--import", "tests.support.custom_ops"]) == 0
     assert "(externspec_test::list_out): ints 1 in + 0 returned, tensors 1 in + 2 out" in capsys.readouterr().out
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import externspec as es
 import pytest
 import torch
+
+import externspec as es
 from externspec import torch_types as tt
 
 
