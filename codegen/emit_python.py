@@ -88,6 +88,24 @@ def _field_line(schema: ir.Schema, s: ir.Struct, f: ir.Field) -> str:
     return f"    {f.name}: {ann}"
 
 
+def _thrift_type(t: ir.TypeRef) -> str:
+    """The wire type of a field as a Python literal: a base or named type name, or a nested tuple
+    ("list"|"set", elem) / ("map", key, value). Named types resolve in the generated module."""
+    if t.kind in ("base", "named"):
+        return f'"{t.name}"'
+    args = ", ".join(_thrift_type(a) for a in t.args)
+    return f'("{t.kind}", {args})'
+
+
+def _thrift_fields(s: ir.Struct) -> list[str]:
+    """`THRIFT_FIELDS`: (id, name, wire type) per field in declaration order, for the Thrift codecs."""
+    if not s.fields:
+        return ["    THRIFT_FIELDS: ClassVar[ThriftFields] = ()", ""]
+    out = ["    THRIFT_FIELDS: ClassVar[ThriftFields] = ("]
+    out += [f'        ({f.id}, "{f.name}", {_thrift_type(f.type)}),' for f in s.fields]
+    return [*out, "    )", ""]
+
+
 def _emit_enum(e: ir.Enum) -> list[str]:
     out = [f"class {e.name}(enum.IntEnum):"]
     out += _docstring(e.doc, "    ")
@@ -105,11 +123,10 @@ def _emit_struct(schema: ir.Schema, s: ir.Struct) -> list[str]:
         names = ", ".join(f'"{f.name}"' for f in s.fields)
         out.append(f"    MEMBERS: ClassVar[tuple[str, ...]] = ({names}{',' if len(s.fields) == 1 else ''})")
         out.append("")
+    out += _thrift_fields(s)
     for f in s.fields:
         out += _comment_lines(f.doc, "    ")
         out.append(_field_line(schema, s, f))
-    if not s.fields:
-        out.append("    pass")
     return out
 
 
@@ -127,7 +144,7 @@ def emit_models(schema: ir.Schema) -> str:
         "",
         "from pydantic import Field",
         "",
-        "from externspec._modelbase import F64, I8, I16, I32, I64, OMIT_IF_NONE, Struct, Union",
+        "from externspec._modelbase import F64, I8, I16, I32, I64, OMIT_IF_NONE, Struct, ThriftFields, Union",
         "",
         f'IDL_CHECKSUM: Final = "{schema.checksum}"',
     ]
