@@ -11,7 +11,13 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = (
+    "externspec.commands.validate",
+    "externspec.commands.inspect",
+    "externspec.commands.convert",
+    "externspec.commands.version",
+    "externspec.commands.generate",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
