@@ -75,7 +75,7 @@ def read_sources(path: str, *, format: str | None = None, type_name: str | None 
         with open(path, "rb") as f:
             data = f.read()
     except (OSError, zipfile.BadZipFile) as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+        raise InputError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     fmt = format_of(path, format) or _sniff(data)
     if path.endswith(".pt2"):
         raise InputError(f"{path}: not a zip archive (a .pt2 file is one): truncated or not a .pt2")
@@ -144,10 +144,10 @@ def decode(source: Source, *, strict: bool = False) -> BaseModel:
             doc_type = detect_json_type(raw, source.label)
         source.type = doc_type
         return es.loads(source.data, doc_type, strict=strict, source=source.label)
-    protocol = "binary" if source.format == "binary" else "compact"
+    protocol: thrift_codec.Protocol = "binary" if source.format == "binary" else "compact"
     if source.type is not None:
         return thrift_codec.loads(source.data, source.type, protocol, strict=strict, source=source.label)
-    return _decode_thrift_any(source, protocol, strict)  # type: ignore[arg-type]
+    return _decode_thrift_any(source, protocol, strict)
 
 
 def _decode_thrift_any(source: Source, protocol: thrift_codec.Protocol, strict: bool) -> BaseModel:
@@ -161,8 +161,14 @@ def _decode_thrift_any(source: Source, protocol: thrift_codec.Protocol, strict: 
             continue
         source.type = doc_type
         return model
-    # Report the attempt that got furthest into the document (the longest error path).
-    best, best_type = max(failures, key=lambda f: len(f[0].path))
+    # Report the attempt that fits best: not one whose top-level fields have other wire types, and
+    # among the rest the one that got furthest (the longest error path).
+    def fit(failure: tuple[es.DecodeError, type[BaseModel]]) -> tuple[bool, int]:
+        e = failure[0]
+        mismatch = "has wire type" in e.errors[0][1] and e.path.count(".") <= 1 and "[" not in e.path
+        return (not mismatch, len(e.path))
+
+    best, best_type = max(failures, key=fit)
     source.type = best_type
     if best.path == "$":
         raise InputError(f"{source.label}: not a Thrift {protocol} document of any externspec type "

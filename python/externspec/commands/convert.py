@@ -43,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
     except (es.DecodeError, es.VersionError, docs.InputError) as e:
         print(f"externspec convert: {e}", file=sys.stderr)
         return 1
-    data = es.dumps(model).encode() if out_format == "json" else thrift_codec.dumps(model, out_format)
+    if out_format == "json":
+        data = es.dumps(model).encode()
+    else:
+        data = thrift_codec.dumps(model, "binary" if out_format == "binary" else "compact")
     try:
         if args.output == "-":
             sys.stdout.buffer.write(data)

@@ -141,7 +141,9 @@ def value_text(value: Any) -> str:
     if isinstance(value, enum.IntEnum):
         return f"{type(value).__name__}.{value.name}"
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ("nan" if math.isnan(value) else ("inf" if value > 0 else "-inf"))
+        if math.isnan(value):
+            return "nan"
+        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
