@@ -12,6 +12,8 @@ import importlib
 import sys
 
 SUBCOMMANDS: tuple[str, ...] = (
+    "externspec.cli_compat",
+    "externspec.cli_upgrade",
     "externspec.commands.validate",
     "externspec.commands.inspect",
     "externspec.commands.convert",
