@@ -1,13 +1,12 @@
 """The `externspec` command through real subprocesses, on real torch artifacts.
 
 Artifacts: a torch.export archive (torch.export.save) and an AOTInductor package
-(aoti_compile_and_package) of a model with two torch.library custom ops. The package is compiled
-once and cached under .cache/ (keyed by the ops module and torch version).
+(aoti_compile_and_package) of a model with two torch.library custom ops, compiled once and cached
+under .cache/ by tests/support/artifacts.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pty
@@ -16,18 +15,19 @@ import select
 import shutil
 import subprocess
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 
-import externspec as es
 import pytest
 import thriftpy2
 from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.utils import deserialize
 
+import externspec as es
+from tests.support import artifacts as support
+
 ROOT = Path(__file__).resolve().parents[1]
-OPS = Path(__file__).with_name("cli_torch_ops.py")
+OPS = ROOT / "tests/support/artifact_ops.py"  # registers the custom ops in the `inspect --load` subprocess
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -37,38 +37,11 @@ def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) 
                           cwd=cwd or ROOT, env=env, timeout=300)
 
 
-def _cache_dir() -> Path:
-    import torch
-
-    key = hashlib.sha256(OPS.read_bytes() + torch.__version__.encode()).hexdigest()[:16]
-    return ROOT / ".cache" / "cli-artifacts" / key
-
-
 @pytest.fixture(scope="session")
 def artifacts() -> dict[str, Path]:
-    """ep.pt2 (torch.export.save) and aoti.pt2 (AOTInductor package), built once and cached."""
-    import torch
-
-    sys.path.insert(0, str(OPS.parent))
-    import cli_torch_ops as ops
-
-    out = _cache_dir()
-    paths = {"ep": out / "ep.pt2", "aoti": out / "aoti.pt2"}
-    if all(p.exists() for p in paths.values()):
-        return paths
-    # The archive's top folder is named after the file: build under the final names, then move.
-    building = out / f"building-{os.getpid()}"
-    building.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():
-        # torch's pytree pickling warns from copyreg, outside the torch.* filters of pyproject.
-        warnings.filterwarnings("ignore", category=FutureWarning, message=".*LeafSpec.*")
-        ep = torch.export.export(ops.SmallModel(), ops.example_inputs())
-        torch.export.save(ep, str(building / "ep.pt2"))
-        torch._inductor.aoti_compile_and_package(ep, package_path=str(building / "aoti.pt2"))
-    for path in paths.values():
-        os.replace(building / path.name, path)
-    shutil.rmtree(building)
-    return paths
+    """The shared cached artifacts (tests/support/artifacts.py): a torch.export archive and an
+    AOTInductor package of the same model with two torch.library custom ops."""
+    return {"ep": support.exported_program("custom_ops"), "aoti": support.aoti_package()}
 
 
 def member(archive: Path, suffix: str) -> tuple[str, bytes]:
@@ -155,9 +128,9 @@ def test_validate_real_artifacts(artifacts, documents):
     assert r.returncode == 0, r.stdout + r.stderr
     wrapper_name = member(artifacts["aoti"], ".wrapper.json")[0]
     assert f"OK       {artifacts['aoti']}:{wrapper_name}  (ExternKernelNodes, unversioned" in r.stdout
-    assert re.search(r"OK .*ep\.pt2:ep/models/model\.json  \(ExportedProgram, torch export schema 8\.\d+, 7 nodes\)",
-                     r.stdout)
-    assert re.search(r"OK .*model_weights_config\.json  \(PayloadConfig, 3 entries\)", r.stdout)  # 2 params, 1 buffer
+    assert re.search(r"OK .*\.pt2:export_custom_ops/models/model\.json  \(ExportedProgram, torch export schema "
+                     r"8\.\d+, \d+ nodes\)", r.stdout)
+    assert re.search(r"OK .*model_weights_config\.json  \(PayloadConfig, \d+ entr", r.stdout)
     assert r.stdout.rstrip().endswith("all valid (4 files)")
     assert "\x1b[" not in r.stdout  # not a TTY: no colour
 
@@ -237,36 +210,44 @@ def test_inspect_aoti_package_counts_slots(artifacts):
     assert lines[1] == "ExternKernelNodes, unversioned (torch-written, read as schema 1.0), 2 nodes"
     header = lines[3]
     assert header.split() == ["IDX", "TARGET", "ARGUMENT", "MEMBER", "VALUE", "SLOTS"]
-    col = {name: header.index(name) for name in ("ARGUMENT", "MEMBER", "VALUE", "SLOTS")}
-    rows = {line[col["ARGUMENT"]:col["MEMBER"]].strip(): line for line in lines[4:9]}
-    assert rows["alpha"][col["MEMBER"]:].split() == ["as_float", "0.5", "static"]  # aligned columns
-    assert rows["n"][col["MEMBER"]:].split() == ["as_int", "3", "int"]
-    assert "static 1 · ints 1+0 · tensors 2+1" in r.stdout  # scale_add
-    assert "static 0 · ints 2+0 · tensors 2+2" in r.stdout  # split_bias: sizes [3, 5]; two outputs
+    col = {name: header.index(name) for name in ("TARGET", "ARGUMENT", "MEMBER", "VALUE", "SLOTS")}
+    rows = {line[col["ARGUMENT"]:col["MEMBER"]].strip(): line for line in lines[4:11]}
+    # Aligned columns: each cell starts under its header.
+    assert rows["alpha"][col["MEMBER"]:].split() == ["as_float", "2.5", "static"]
+    assert rows["dims"][col["VALUE"]:col["SLOTS"]].strip() == "[0, 1]"
+    assert rows["dims"][col["SLOTS"]:] == "2 ints"
+    assert rows["bias"][col["SLOTS"]:] == "tensor"
+    # scale_add(x, y, float alpha, int[] dims, str mode, Tensor? bias) -> Tensor
+    assert lines[5][col["TARGET"]:col["ARGUMENT"]].strip() == "static 2 · ints 2+0 · tensors 3+1"
 
     data = json.loads(run("inspect", str(artifacts["aoti"]), "--load", str(OPS), "--json").stdout)
     assert data["schema_version"] is None
-    scale_add, split_bias = data["nodes"]
-    assert scale_add["target"] == "externspec_cli::scale_add"
-    assert [(a["name"], a["member"], a["value"], a["slots"]) for a in scale_add["inputs"]][2:] == [
-        ("alpha", "as_float", "0.5", "static"), ("n", "as_int", "3", "int")]
-    assert split_bias["slots"] == {"static": 0, "int_inputs": 2, "tensor_inputs": 2, "int_outputs": 0,
-                                   "tensor_outputs": 2}
-    assert split_bias["inputs"][2] == {"name": "sizes", "member": "as_ints", "value": "[3, 5]", "slots": "2 ints"}
+    scale_add, cast_sum = data["nodes"]
+    assert scale_add["target"] == "externspec_art::scale_add"
+    assert [(a["name"], a["member"], a["value"], a["slots"]) for a in scale_add["inputs"]] == [
+        ("x", "as_tensor", "arg0_1", "tensor"), ("y", "as_tensor", "arg1_1", "tensor"),
+        ("alpha", "as_float", "2.5", "static"), ("dims", "as_ints", "[0, 1]", "2 ints"),
+        ("mode", "as_string", '"mean"', "static"), ("bias", "as_tensor", "arg2_1", "tensor")]
+    # cast_sum(x, ScalarType dtype, Tensor[] others, float scale) -> Tensor
+    assert cast_sum["slots"] == {"static": 2, "int_inputs": 0, "tensor_inputs": 3, "int_outputs": 0,
+                                 "tensor_outputs": 1}
+    assert cast_sum["inputs"][1] == {"name": "dtype", "member": "as_scalar_type", "value": "ScalarType.DOUBLE",
+                                     "slots": "static"}
+    assert cast_sum["inputs"][2]["slots"] == "2 tensors"
 
 
 @pytest.mark.slow
-def test_inspect_export_archive_without_the_custom_ops(artifacts):
-    r = run("inspect", str(artifacts["ep"]), "--json")
+def test_inspect_export_archives_without_the_custom_ops():
+    """Ops torch does not know in this process get no counts rather than wrong ones; aten ops do."""
+    custom = json.loads(run("inspect", str(support.exported_program("custom_ops")), "--json").stdout)
+    assert re.fullmatch(r"8\.\d+", custom["schema_version"])
+    assert [n["slots"] for n in custom["nodes"]] == [None, None]
+    r = run("inspect", str(support.exported_program("mlp")))
     assert r.returncode == 0, r.stderr
-    data = json.loads(r.stdout)
-    assert re.fullmatch(r"8\.\d+", data["schema_version"])
-    assert data["schema_version_text"].startswith("torch export schema 8.")
-    slots = {n["target"]: n["slots"] for n in data["nodes"]}
-    # Not registered in this process (no --load): no counts rather than wrong ones.
-    assert slots["torch.ops.externspec_cli.scale_add.default"] is None
-    assert slots["torch.ops.aten.linear.default"] == {"static": 0, "int_inputs": 0, "tensor_inputs": 3,
-                                                      "int_outputs": 0, "tensor_outputs": 1}
+    assert re.search(r"^ExportedProgram, torch export schema 8\.\d+, 4 nodes$", r.stdout, re.M)
+    # aten.batch_norm: input and 4 optional tensors given; training, momentum, eps, cudnn_enabled static.
+    assert "static 4 · ints 0+0 · tensors 5+1" in r.stdout
+    assert "static 0 · ints 0+0 · tensors 3+1" in r.stdout  # aten.linear
 
 
 def test_inspect_bad_input(tmp_path):
@@ -300,8 +281,9 @@ def test_thriftpy2_reads_the_converted_file(documents, tmp_path):
     run("convert", str(documents["wrapper"]), str(tmp_path / "w.tbin"))
     idl = thriftpy2.load(str(ROOT / "schema/externspec.thrift"), module_name="cli_idl_thrift")
     nodes = deserialize(idl.ExternKernelNodes(), (tmp_path / "w.tbin").read_bytes(), TBinaryProtocolFactory())
-    assert [n.node.target for n in nodes.nodes] == ["externspec_cli::scale_add", "externspec_cli::split_bias"]
-    assert nodes.nodes[1].node.inputs[2].arg.as_ints == [3, 5]
+    assert [n.node.target for n in nodes.nodes] == ["externspec_art::scale_add", "externspec_art::cast_sum"]
+    assert nodes.nodes[0].node.inputs[3].arg.as_ints == [0, 1]
+    assert nodes.nodes[1].node.inputs[1].arg.as_scalar_type == 8
 
 
 @pytest.mark.slow

@@ -10,15 +10,16 @@ import contextlib
 import struct
 from pathlib import Path
 
-import externspec as es
 import pytest
 import thriftpy2
-from externspec import thrift_codec as tc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from model_strategies import model as model_strategy
 from thriftpy2.protocol import TBinaryProtocolFactory, TCompactProtocolFactory
 from thriftpy2.utils import deserialize, serialize
+
+import externspec as es
+from externspec import thrift_codec as tc
+from tests.model_strategies import model as model_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 IDL = ROOT / "schema/externspec.thrift"

@@ -89,6 +89,12 @@ def find_schema(target: str) -> Any | None:
         return None
 
 
+def _real_type(arg: Any) -> Any:
+    """The declared type: `.type` says `int` for ScalarType, Layout and MemoryFormat (static
+    enums), `.real_type` keeps them apart from real ints (dynamic)."""
+    return getattr(arg, "real_type", arg.type)
+
+
 def _kind(t: Any) -> str:
     return str(t.kind())
 
@@ -148,7 +154,7 @@ def node_slots(node: es.Node) -> tuple[NodeSlots, list[ArgSlots]] | None:
         if schema_arg is None:
             per_input.append(ArgSlots("unknown"))
             continue
-        s = _arg_slots(schema_arg.type, named.arg)
+        s = _arg_slots(_real_type(schema_arg), named.arg)
         per_input.append(s)
         static += s.kind == "static"
         ints += s.count if s.kind == "int" else 0
@@ -157,7 +163,7 @@ def node_slots(node: es.Node) -> tuple[NodeSlots, list[ArgSlots]] | None:
     static += sum(1 for a in schema.arguments if a.name not in given)  # defaults, filled at load
     int_out = tensor_out = 0
     for ret, out in zip(schema.returns, node.outputs, strict=False):
-        i, t = _return_slots(ret.type, out)
+        i, t = _return_slots(_real_type(ret), out)
         int_out += i
         tensor_out += t
     return NodeSlots(static, ints, tensors, int_out, tensor_out), per_input
