@@ -217,3 +217,40 @@ def test_nesting_bomb_is_a_decode_error_not_a_recursion_error(protocol):
 def test_unknown_protocol_is_named():
     with pytest.raises(ValueError, match="unknown Thrift protocol 'json'"):
         tc.dumps(sample_nodes(), "json")  # type: ignore[arg-type]
+
+
+def test_older_major_binary_goes_through_the_upgraders():
+    """Under a 2.0 schema that renamed ExternKernelNode.name to `buffer` (id 10 kept; the worked
+    example of tests/compat/test_upgrade.py), a 1.0 binary file reads: the id carries the rename,
+    and the registered upgrader runs as it does for JSON."""
+    import importlib.util
+    import sys
+    import tempfile
+
+    from externspec import upgrade
+    from externspec.codegen import compat, emit_python
+    from tests.compat.test_upgrade import RENAMED_FROM, rename_name_to_buffer, v2_idl_text
+
+    assert RENAMED_FROM in IDL.read_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "models.py"
+        path.write_text(emit_python.emit(compat.load(Path(tmp) / "v2.thrift", "v2.thrift", text=v2_idl_text()))[
+            "models.py"])
+        name = "externspec_codec_v2_models"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        v2 = importlib.util.module_from_spec(spec)
+        sys.modules[name] = v2
+        try:
+            spec.loader.exec_module(v2)
+            v1_doc = sample_nodes()
+            for protocol in tc.PROTOCOLS:
+                data = tc.dumps(v1_doc, protocol)
+                with pytest.raises(es.VersionError, match="major version 1"):
+                    tc.loads(data, v2.ExternKernelNodes, protocol)  # no upgrader registered
+                with upgrade.registered("ExternKernelNodes", 1, rename_name_to_buffer):
+                    doc = tc.loads(data, v2.ExternKernelNodes, protocol)
+                assert doc.nodes[0].buffer == "buf1"
+                assert doc.nodes[0].node.inputs[1].arg.as_float == float("inf")
+        finally:
+            del sys.modules[name]

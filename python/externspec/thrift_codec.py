@@ -23,6 +23,7 @@ Enums travel as i32, doubles as IEEE 754 (binary big-endian, compact little-endi
 from __future__ import annotations
 
 import enum
+import math
 import struct
 import sys
 from abc import ABC, abstractmethod
@@ -31,7 +32,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from . import version
+from . import version, wire
 from ._modelbase import Union as UnionModel
 from .errors import DecodeError, UnsupportedError
 from .wire import MAX_JSON_DEPTH, decode_errors, gc_paused
@@ -859,6 +860,11 @@ def loads(data: bytes | bytearray | memoryview, type: type[M], protocol: Protoco
 def _validate(raw: dict[str, Any], type: type[M], *, strict: bool, source: str | None) -> M:
     """The decoded tree through pydantic, with the same version rules as JSON (`wire.loads`)."""
     policy = version.policy_for(type)
+    doc_version = policy.raw_version(raw)
+    if policy.needs_upgrade(doc_version):
+        # An older major: the JSON upgraders run on the tree. Fields are matched by id, so a renamed
+        # field already carries its new name; a field the reader no longer has is skipped by id.
+        return wire._load_upgraded(_json_ready(raw), type, policy, doc_version, strict, source)
     extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
     try:
         with gc_paused():
@@ -874,6 +880,19 @@ def _validate(raw: dict[str, Any], type: type[M], *, strict: bool, source: str |
         raise DecodeError(errors, source) from None
     policy.check(model, source)
     return model
+
+
+def _json_ready(value: Any) -> Any:
+    """The decoded tree as JSON-shaped data for the upgraders (non-finite floats as torch writes them)."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, enum.IntEnum):
+        return int(value)
+    return value
 
 
 def _validate_lenient(raw: dict[str, Any], type: type[M], policy: version.Policy, source: str | None) -> M:
