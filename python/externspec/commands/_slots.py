@@ -85,7 +85,7 @@ def find_schema(target: str) -> Any | None:
     try:
         packet = getattr(getattr(torch.ops, ns), op)
         return getattr(packet, overload or "default")._schema
-    except (AttributeError, RuntimeError):
+    except Exception:  # torch raises AttributeError, RuntimeError, ... for names it does not have
         return None
 
 
