@@ -407,6 +407,7 @@ class _Binary(_Codec):
         def read_struct(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
             _check_depth(depth, pos)
             out: dict[str, Any] = {}
+            skipped = False
             struct_start = start = pos
             while True:
                 ttype = buf[pos]
@@ -423,6 +424,7 @@ class _Binary(_Codec):
                     except (_Fail, *_TRUNCATED) as e:
                         raise _field_loop_errors(e, f".<field id {fid}>", start, len(buf)) from None
                     out[f"{UNKNOWN_KEY}{fid}"] = None
+                    skipped = True
                     continue
                 name, want, read, wire = entry
                 if ttype != want:
@@ -435,7 +437,7 @@ class _Binary(_Codec):
                     out[name], pos = read(buf, pos, depth + 1)
                 except (_Fail, *_TRUNCATED) as e:
                     raise _field_loop_errors(e, f".{name}", start, len(buf)) from None
-            if union:
+            if union and (skipped or len(out) != 1):
                 _union_check(cls, out, struct_start)
             return out, pos
         return read_struct
@@ -689,6 +691,7 @@ class _Compact(_Codec):
         def read_struct(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
             _check_depth(depth, pos)
             out: dict[str, Any] = {}
+            skipped = False
             last = 0
             struct_start = start = pos
             while True:
@@ -711,6 +714,7 @@ class _Compact(_Codec):
                     except (_Fail, *_TRUNCATED) as e:
                         raise _field_loop_errors(e, f".<field id {fid}>", start, len(buf)) from None
                     out[f"{UNKNOWN_KEY}{fid}"] = None
+                    skipped = True
                     continue
                 name, want, read, wire = entry
                 if want == 1 and ctype in (1, 2):  # a bool field: the value is the type
@@ -726,7 +730,7 @@ class _Compact(_Codec):
                     out[name], pos = read(buf, pos, depth + 1)
                 except (_Fail, *_TRUNCATED) as e:
                     raise _field_loop_errors(e, f".{name}", start, len(buf)) from None
-            if union:
+            if union and (skipped or len(out) != 1):
                 _union_check(cls, out, struct_start)
             return out, pos
         return read_struct
