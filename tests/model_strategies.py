@@ -10,9 +10,10 @@ import enum
 import sys
 from typing import Any
 
-from externspec._modelbase import Union as UnionModel
 from hypothesis import strategies as st
 from pydantic import BaseModel
+
+from externspec._modelbase import Union as UnionModel
 
 _INTS = {"byte": 8, "i16": 16, "i32": 32, "i64": 64}
 _TEXT = st.text(max_size=12)

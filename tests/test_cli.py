@@ -176,6 +176,15 @@ def test_validate_bad_files(artifacts, documents, tmp_path):
     assert r.stdout.rstrip().endswith("2 invalid (3 files)")
 
 
+def test_validate_detects_every_document_type_of_the_released_payloads():
+    payloads = ROOT / "tests/compat/payloads/v1.0"
+    index = json.loads((payloads / "index.json").read_text())
+    r = run("validate", *(str(payloads / e["path"]) for e in index))
+    assert r.returncode == 0, r.stdout
+    for e in index:
+        assert re.search(rf"^OK +{re.escape(str(payloads / e['path']))}  \({e['type']}\b", r.stdout, re.M), e
+
+
 @pytest.mark.slow
 def test_validate_strict_rejects_unknown_keys(documents, tmp_path):
     doc = json.loads(documents["wrapper"].read_text())
