@@ -372,3 +372,20 @@ def test_shutil_which_is_not_needed():
     r = subprocess.run([sys.executable, "-m", "externspec", "version"], capture_output=True, text=True, env=env,
                        timeout=120)
     assert r.returncode == 0 and shutil.which("externspec", path="") is None
+
+
+def test_format_override_and_node_spec(tmp_path):
+    """An unknown extension: JSON is sniffed, Thrift needs --format (binary is the guess)."""
+    spec = ROOT / "tests/compat/payloads/v1.0/node_spec_0.json"
+    assert run("convert", str(spec), str(tmp_path / "spec.compact")).returncode == 0
+    (tmp_path / "spec.compact").rename(tmp_path / "spec.dat")
+    r = run("validate", "--format", "compact", str(tmp_path / "spec.dat"))
+    assert r.returncode == 0 and "(ExternKernelNode)" in r.stdout, r.stdout
+    r = run("validate", str(tmp_path / "spec.dat"))  # read as binary: wrong
+    assert r.returncode == 1 and r.stdout.startswith("INVALID"), r.stdout
+    (tmp_path / "spec.txt").write_bytes(spec.read_bytes())
+    r = run("inspect", "--no-slots", "--json", str(tmp_path / "spec.txt"))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["type"] == "ExternKernelNode" and len(data["nodes"]) == 1
+    assert data["nodes"][0]["target"] == json.loads(spec.read_text())["node"]["target"]
