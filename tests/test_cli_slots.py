@@ -68,3 +68,51 @@ def test_unknown_ops_and_arguments():
     assert node_slots(node("call_torchbind", {}, [])) is None
     n = node("aten::relu", {"self": es.Argument(as_tensor=T(name="a")), "bogus": es.Argument(as_int=1)}, OUT)
     assert counts(n) == ((0, 0, 1, 0, 1), ["tensor", "?"])
+
+
+@pytest.mark.slow
+def test_counts_agree_with_the_python_executor_on_a_real_package():
+    """inspect and the reference ProxyExecutor count the same slots for every node of a real
+    AOTInductor package (the executor is what actually consumes the arrays)."""
+    from externspec import runtime
+    from tests.support import (
+        artifact_ops,  # noqa: F401 (registers the custom ops)
+        artifacts,
+    )
+
+    nodes = es.loads(artifacts.read_member(artifacts.aoti_package(), ".wrapper.json"), es.ExternKernelNodes)
+    facts = runtime._Facts()
+    for index, extern in enumerate(nodes.nodes):
+        plan = runtime._plan(index, extern, facts)
+        totals, _ = counts(extern.node)
+        assert totals[1:] == (plan.num_input_ints, plan.num_input_tensors, plan.num_ints - plan.num_input_ints,
+                              plan.num_tensors - plan.num_input_tensors)
+
+
+def test_counts_agree_with_the_spec_builder_and_the_executor_on_aten_ops():
+    """For specs written by es.SpecBuilder, inspect's counts equal the CallSite's arrays and the
+    reference executor's plan (three independent readings of the call ABI)."""
+    import torch
+
+    from externspec import runtime
+
+    x = torch.randn(4, 6)
+    cases = [
+        (torch.ops.aten.add.Tensor, (x, x), {"alpha": 2}),
+        (torch.ops.aten.add.Tensor, (x, x), {"alpha": 0.5}),
+        (torch.ops.aten.index_put.default, (x, [None, torch.tensor([0, 1])], torch.tensor(1.0)), None),
+        (torch.ops.aten.sum.dim_IntList, (x, [0]), {"dtype": torch.float64}),
+        (torch.ops.aten.split.Tensor, (x, 2), None),
+        (torch.ops.aten.clamp.default, (x, None, 0.5), None),
+        (torch.ops.aten.cat.default, ([x, x], 1), None),
+        (torch.ops.aten.new_empty.default, (x, [2, 3]), {"dtype": torch.float16}),
+    ]
+    builder = es.SpecBuilder()
+    sites = [builder.add(op, args, kwargs) for op, args, kwargs in cases]
+    facts = runtime._Facts()
+    for site, extern in zip(sites, builder.build().nodes, strict=True):
+        (_, ints, tensors, int_out, tensor_out), _ = counts(extern.node)
+        assert (ints + int_out, tensors + tensor_out) == (len(site.int_args), len(site.tensor_args))
+        assert (int_out, tensor_out) == (site.num_int_outputs, site.num_tensor_outputs)
+        plan = runtime._plan(site.index, extern, facts)
+        assert (ints, tensors) == (plan.num_input_ints, plan.num_input_tensors)
