@@ -90,6 +90,24 @@ def _field_line(schema: ir.Schema, s: ir.Struct, f: ir.Field) -> str:
     return f"    {f.name}: {ann}"
 
 
+def _thrift_type(t: ir.TypeRef) -> str:
+    """The wire type of a field as a Python literal: a base or named type name, or a nested tuple
+    ("list"|"set", elem) / ("map", key, value). Named types resolve in the generated module."""
+    if t.kind in ("base", "named"):
+        return f'"{t.name}"'
+    args = ", ".join(_thrift_type(a) for a in t.args)
+    return f'("{t.kind}", {args})'
+
+
+def _thrift_fields(s: ir.Struct) -> list[str]:
+    """`THRIFT_FIELDS`: (id, name, wire type) per field in declaration order, for the Thrift codecs."""
+    if not s.fields:
+        return ["    THRIFT_FIELDS: ClassVar[ThriftFields] = ()", ""]
+    out = ["    THRIFT_FIELDS: ClassVar[ThriftFields] = ("]
+    out += [f'        ({f.id}, "{f.name}", {_thrift_type(f.type)}),' for f in s.fields]
+    return [*out, "    )", ""]
+
+
 def _emit_enum(e: ir.Enum) -> list[str]:
     out = [f"class {e.name}(enum.IntEnum):"]
     out += _docstring(e.doc, "    ")
@@ -107,11 +125,10 @@ def _emit_struct(schema: ir.Schema, s: ir.Struct) -> list[str]:
         names = ", ".join(f'"{f.name}"' for f in s.fields)
         out.append(f"    MEMBERS: ClassVar[tuple[str, ...]] = ({names}{',' if len(s.fields) == 1 else ''})")
         out.append("")
+    out += _thrift_fields(s)
     for f in s.fields:
         out += _comment_lines(f.doc, "    ")
         out.append(_field_line(schema, s, f))
-    if not s.fields:
-        out.append("    pass")
     return out
 
 
@@ -119,7 +136,7 @@ def _imports(schema: ir.Schema, body: str) -> list[str]:
     """The import block: only what the rendered body uses (computed before assembling the file)."""
     typing_names = [n for n in ("ClassVar", "Final", "Optional") if f"{n}[" in body or f"{n} =" in body
                     or f": {n}" in body]
-    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "Struct", "Union")
+    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "Struct", "ThriftFields", "Union")
                   if re.search(rf"\b{n}\b", body)]
     lines = ["from __future__ import annotations", ""]
     if schema.enums:

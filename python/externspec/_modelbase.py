@@ -55,6 +55,12 @@ I16 = Annotated[int, Field(ge=-(2**15), le=2**15 - 1)]
 I8 = Annotated[int, Field(ge=-(2**7), le=2**7 - 1)]
 
 
+# Thrift wire description of a generated class: (field id, field name, wire type) per field, in
+# declaration order. A wire type is a base type name ("i64", "string", ...), a generated type's name,
+# or ("list" | "set", elem) / ("map", key, value). Read by `externspec.thrift_codec`.
+ThriftFields = tuple[tuple[int, str, Any], ...]
+
+
 def _omit(value: Any) -> bool:
     return value is None
 
@@ -65,6 +71,8 @@ OMIT_IF_NONE: Any = _omit
 
 class Struct(BaseModel):
     """Base of every generated struct."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = ()
 
     model_config = ConfigDict(
         extra="ignore",
@@ -84,6 +92,7 @@ class Union(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="strings")
 
     MEMBERS: ClassVar[tuple[str, ...]] = ()
+    THRIFT_FIELDS: ClassVar[ThriftFields] = ()
 
     @model_validator(mode="after")
     def _exactly_one_member(self) -> Union:

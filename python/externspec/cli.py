@@ -15,6 +15,11 @@ SUBCOMMANDS: tuple[str, ...] = (
     "externspec.cli_check_spec",
     "externspec.cli_compat",
     "externspec.cli_upgrade",
+    "externspec.commands.validate",
+    "externspec.commands.inspect",
+    "externspec.commands.convert",
+    "externspec.commands.version",
+    "externspec.commands.generate",
 )
 
 

@@ -26,13 +26,18 @@ from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, Union
+from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, ThriftFields, Union
 
 IDL_CHECKSUM: Final = "ccb9669de065e4540725ea0c1216d52c600dbe1e5b7f01b780b93fdfd096f5df"
 
 
 class SchemaVersion(Struct):
     """Version of this schema. Major: breaking change; minor: compatible addition (see DESIGN.md)."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "major", "i64"),
+        (20, "minor", "i64"),
+    )
 
     major: I64
     minor: I64
@@ -101,6 +106,11 @@ class ScalarType(enum.IntEnum):
 class Device(Struct):
     """A device such as cpu or cuda:1."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "type", "string"),
+        (20, "index", "i64"),
+    )
+
     # Device type name as torch spells it: "cpu", "cuda", "meta", ...
     type: str
     # Device index; null means the current device of that type.
@@ -112,6 +122,12 @@ class SymExprHint(Union):
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_int", "as_bool", "as_float")
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_int", "i64"),
+        (20, "as_bool", "bool"),
+        (30, "as_float", "double"),
+    )
+
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_bool: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -119,6 +135,11 @@ class SymExprHint(Union):
 
 class SymExpr(Struct):
     """A sympy expression over the program's symbols, with an optional traced hint."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "expr_str", "string"),
+        (20, "hint", "SymExprHint"),
+    )
 
     # The expression as sympy prints it, e.g. "s0 + 8".
     expr_str: str
@@ -130,6 +151,11 @@ class SymInt(Union):
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_expr", "as_int")
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_expr", "SymExpr"),
+        (20, "as_int", "i64"),
+    )
+
     as_expr: Optional[SymExpr] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
@@ -138,6 +164,11 @@ class SymFloat(Union):
     """A symbolic or concrete float."""
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_expr", "as_float")
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_expr", "SymExpr"),
+        (20, "as_float", "double"),
+    )
 
     as_expr: Optional[SymExpr] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -148,12 +179,27 @@ class SymBool(Union):
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_expr", "as_bool")
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_expr", "SymExpr"),
+        (20, "as_bool", "bool"),
+    )
+
     as_expr: Optional[SymExpr] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_bool: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
 class TensorMeta(Struct):
     """Static metadata of a tensor value in a graph."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "dtype", "ScalarType"),
+        (20, "sizes", ("list", "SymInt")),
+        (30, "requires_grad", "bool"),
+        (40, "device", "Device"),
+        (50, "strides", ("list", "SymInt")),
+        (60, "storage_offset", "SymInt"),
+        (70, "layout", "Layout"),
+    )
 
     dtype: ScalarType
     sizes: list[SymInt]
@@ -171,6 +217,11 @@ class SymIntArgument(Union):
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_name", "as_int")
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_name", "string"),
+        (20, "as_int", "i64"),
+    )
+
     as_name: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
@@ -179,6 +230,11 @@ class SymFloatArgument(Union):
     """A SymFloat argument: a graph value name or a constant."""
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_name", "as_float")
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_name", "string"),
+        (20, "as_float", "double"),
+    )
 
     as_name: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -189,6 +245,11 @@ class SymBoolArgument(Union):
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_name", "as_bool")
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_name", "string"),
+        (20, "as_bool", "bool"),
+    )
+
     as_name: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_bool: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
@@ -196,11 +257,19 @@ class SymBoolArgument(Union):
 class TensorArgument(Struct):
     """A tensor, by name: a graph value (torch.export) or an Inductor buffer (extern kernels)."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "name", "string"),
+    )
+
     name: str
 
 
 class TokenArgument(Struct):
     """An effect token threaded through side-effecting ops."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "name", "string"),
+    )
 
     name: str
 
@@ -212,12 +281,22 @@ class OptionalTensorArgument(Union):
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_tensor", "as_none")
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (20, "as_tensor", "TensorArgument"),
+        (10, "as_none", "bool"),
+    )
+
     as_tensor: Optional[TensorArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_none: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
 class CustomObjArgument(Struct):
     """A script (torchbind) object, by constant name and class."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "name", "string"),
+        (20, "class_fqn", "string"),
+    )
 
     # Name of the constant, e.g. "_torchbind_obj0"; the executor binds the object by this name.
     name: str
@@ -227,6 +306,11 @@ class CustomObjArgument(Struct):
 
 class ComplexValue(Struct):
     """A complex number."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "real", "double"),
+        (20, "imag", "double"),
+    )
 
     real: F64
     imag: F64
@@ -242,6 +326,40 @@ class Argument(Union):
     """
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_none", "as_tensor", "as_tensors", "as_int", "as_ints", "as_float", "as_floats", "as_string", "as_strings", "as_sym_int", "as_sym_ints", "as_scalar_type", "as_memory_format", "as_layout", "as_device", "as_bool", "as_bools", "as_sym_bool", "as_sym_bools", "as_graph", "as_optional_tensors", "as_custom_obj", "as_operator", "as_sym_float", "as_sym_floats", "as_optional_tensor", "as_complex", "as_nested_tensors", "as_int_lists", "as_string_to_argument", "as_float_lists")
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_none", "bool"),
+        (20, "as_tensor", "TensorArgument"),
+        (30, "as_tensors", ("list", "TensorArgument")),
+        (50, "as_int", "i64"),
+        (70, "as_ints", ("list", "i64")),
+        (80, "as_float", "double"),
+        (90, "as_floats", ("list", "double")),
+        (100, "as_string", "string"),
+        (101, "as_strings", ("list", "string")),
+        (110, "as_sym_int", "SymIntArgument"),
+        (120, "as_sym_ints", ("list", "SymIntArgument")),
+        (130, "as_scalar_type", "ScalarType"),
+        (140, "as_memory_format", "MemoryFormat"),
+        (150, "as_layout", "Layout"),
+        (160, "as_device", "Device"),
+        (170, "as_bool", "bool"),
+        (180, "as_bools", ("list", "bool")),
+        (182, "as_sym_bool", "SymBoolArgument"),
+        (184, "as_sym_bools", ("list", "SymBoolArgument")),
+        (200, "as_graph", "GraphArgument"),
+        (190, "as_optional_tensors", ("list", "OptionalTensorArgument")),
+        (210, "as_custom_obj", "CustomObjArgument"),
+        (220, "as_operator", "string"),
+        (230, "as_sym_float", "SymFloatArgument"),
+        (240, "as_sym_floats", ("list", "SymFloatArgument")),
+        (250, "as_optional_tensor", "OptionalTensorArgument"),
+        (260, "as_complex", "ComplexValue"),
+        (270, "as_nested_tensors", ("list", ("list", "TensorArgument"))),
+        (280, "as_int_lists", ("list", ("list", "i64"))),
+        (290, "as_string_to_argument", ("map", "string", "Argument")),
+        (300, "as_float_lists", ("list", ("list", "double"))),
+    )
 
     # None. The value is always true and never read.
     as_none: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -283,6 +401,12 @@ class Argument(Union):
 class NamedArgument(Struct):
     """An input of a node, named by the op schema's argument name."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "name", "string"),
+        (20, "arg", "Argument"),
+        (30, "kind", "ArgumentKind"),
+    )
+
     # The op schema's argument name; executors match inputs to the schema by this name.
     name: str
     arg: Argument
@@ -291,6 +415,15 @@ class NamedArgument(Struct):
 
 class Node(Struct):
     """One operator call."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "target", "string"),
+        (20, "inputs", ("list", "NamedArgument")),
+        (30, "outputs", ("list", "Argument")),
+        (40, "metadata", ("map", "string", "string")),
+        (50, "is_hop_single_tensor_return", "bool"),
+        (60, "name", "string"),
+    )
 
     # The operator. Extern-kernel files use the c10 name "ns::op" or "ns::op.overload" (or
     # "call_torchbind"); torch.export uses the Python path "torch.ops.ns.op.overload".
@@ -308,6 +441,18 @@ class Node(Struct):
 class Graph(Struct):
     """A graph of nodes with the metadata of its values."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "inputs", ("list", "Argument")),
+        (20, "outputs", ("list", "Argument")),
+        (30, "nodes", ("list", "Node")),
+        (40, "tensor_values", ("map", "string", "TensorMeta")),
+        (50, "sym_int_values", ("map", "string", "SymInt")),
+        (60, "sym_bool_values", ("map", "string", "SymBool")),
+        (70, "is_single_tensor_return", "bool"),
+        (80, "custom_obj_values", ("map", "string", "CustomObjArgument")),
+        (90, "sym_float_values", ("map", "string", "SymFloat")),
+    )
+
     inputs: list[Argument]
     outputs: list[Argument]
     nodes: list[Node]
@@ -322,12 +467,21 @@ class Graph(Struct):
 class GraphArgument(Struct):
     """A subgraph argument of a higher-order op. Recursive: the graph holds nodes with arguments."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "name", "string"),
+        (20, "graph", "Graph"),
+    )
+
     name: str
     graph: Graph
 
 
 class UserInputSpec(Struct):
     """A graph input supplied by the user."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "Argument"),
+    )
 
     arg: Argument
 
@@ -336,6 +490,14 @@ class ConstantValue(Union):
     """A constant bound to a graph input."""
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_none", "as_int", "as_float", "as_string", "as_bool")
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_none", "bool"),
+        (20, "as_int", "i64"),
+        (30, "as_float", "double"),
+        (40, "as_string", "string"),
+        (50, "as_bool", "bool"),
+    )
 
     as_none: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -347,6 +509,11 @@ class ConstantValue(Union):
 class InputToConstantInputSpec(Struct):
     """A graph input bound to a constant value."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "name", "string"),
+        (20, "value", "ConstantValue"),
+    )
+
     name: str
     value: ConstantValue
 
@@ -354,12 +521,23 @@ class InputToConstantInputSpec(Struct):
 class InputToParameterSpec(Struct):
     """A graph input bound to a parameter."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+        (20, "parameter_name", "string"),
+    )
+
     arg: TensorArgument
     parameter_name: str
 
 
 class InputToBufferSpec(Struct):
     """A graph input bound to a buffer."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+        (20, "buffer_name", "string"),
+        (30, "persistent", "bool"),
+    )
 
     arg: TensorArgument
     buffer_name: str
@@ -369,12 +547,22 @@ class InputToBufferSpec(Struct):
 class InputToTensorConstantSpec(Struct):
     """A graph input bound to a lifted tensor constant."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+        (20, "tensor_constant_name", "string"),
+    )
+
     arg: TensorArgument
     tensor_constant_name: str
 
 
 class InputToCustomObjSpec(Struct):
     """A graph input bound to a script object."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "CustomObjArgument"),
+        (20, "custom_obj_name", "string"),
+    )
 
     arg: CustomObjArgument
     custom_obj_name: str
@@ -383,6 +571,10 @@ class InputToCustomObjSpec(Struct):
 class InputTokenSpec(Struct):
     """An input effect token."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TokenArgument"),
+    )
+
     arg: TokenArgument
 
 
@@ -390,6 +582,16 @@ class InputSpec(Union):
     """The meaning of one graph input."""
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("user_input", "parameter", "buffer", "tensor_constant", "custom_obj", "token", "constant_input")
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "user_input", "UserInputSpec"),
+        (20, "parameter", "InputToParameterSpec"),
+        (30, "buffer", "InputToBufferSpec"),
+        (40, "tensor_constant", "InputToTensorConstantSpec"),
+        (50, "custom_obj", "InputToCustomObjSpec"),
+        (70, "token", "InputTokenSpec"),
+        (60, "constant_input", "InputToConstantInputSpec"),
+    )
 
     user_input: Optional[UserInputSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
     parameter: Optional[InputToParameterSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -403,17 +605,30 @@ class InputSpec(Union):
 class UserOutputSpec(Struct):
     """A graph output returned to the user."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "Argument"),
+    )
+
     arg: Argument
 
 
 class LossOutputSpec(Struct):
     """A graph output that is the loss."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+    )
+
     arg: TensorArgument
 
 
 class BufferMutationSpec(Struct):
     """A graph output that is the new value of a mutated buffer."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+        (20, "buffer_name", "string"),
+    )
 
     arg: TensorArgument
     buffer_name: str
@@ -422,12 +637,22 @@ class BufferMutationSpec(Struct):
 class ParameterMutationSpec(Struct):
     """A graph output that is the new value of a mutated parameter."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+        (20, "parameter_name", "string"),
+    )
+
     arg: TensorArgument
     parameter_name: str
 
 
 class GradientToParameterSpec(Struct):
     """A graph output that is the gradient of a parameter."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+        (20, "parameter_name", "string"),
+    )
 
     arg: TensorArgument
     parameter_name: str
@@ -436,12 +661,22 @@ class GradientToParameterSpec(Struct):
 class GradientToUserInputSpec(Struct):
     """A graph output that is the gradient of a user input."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+        (20, "user_input_name", "string"),
+    )
+
     arg: TensorArgument
     user_input_name: str
 
 
 class UserInputMutationSpec(Struct):
     """A graph output that is the new value of a mutated user input."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TensorArgument"),
+        (20, "user_input_name", "string"),
+    )
 
     arg: TensorArgument
     user_input_name: str
@@ -450,6 +685,10 @@ class UserInputMutationSpec(Struct):
 class OutputTokenSpec(Struct):
     """An output effect token."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "arg", "TokenArgument"),
+    )
+
     arg: TokenArgument
 
 
@@ -457,6 +696,17 @@ class OutputSpec(Union):
     """The meaning of one graph output."""
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("user_output", "loss_output", "buffer_mutation", "gradient_to_parameter", "gradient_to_user_input", "user_input_mutation", "token", "parameter_mutation")
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "user_output", "UserOutputSpec"),
+        (20, "loss_output", "LossOutputSpec"),
+        (30, "buffer_mutation", "BufferMutationSpec"),
+        (40, "gradient_to_parameter", "GradientToParameterSpec"),
+        (50, "gradient_to_user_input", "GradientToUserInputSpec"),
+        (60, "user_input_mutation", "UserInputMutationSpec"),
+        (70, "token", "OutputTokenSpec"),
+        (80, "parameter_mutation", "ParameterMutationSpec"),
+    )
 
     user_output: Optional[UserOutputSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
     loss_output: Optional[LossOutputSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -471,6 +721,11 @@ class OutputSpec(Union):
 class GraphSignature(Struct):
     """The meaning of every graph input and output."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "input_specs", ("list", "InputSpec")),
+        (20, "output_specs", ("list", "OutputSpec")),
+    )
+
     input_specs: list[InputSpec]
     output_specs: list[OutputSpec]
 
@@ -478,12 +733,25 @@ class GraphSignature(Struct):
 class RangeConstraint(Struct):
     """The range of a symbol; null bounds are unbounded (torch writes +-inf as null)."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "min_val", "i64"),
+        (20, "max_val", "i64"),
+    )
+
     min_val: Optional[I64] = None
     max_val: Optional[I64] = None
 
 
 class ModuleCallSignature(Struct):
     """The calling convention of a submodule, as pytree specs."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "inputs", ("list", "Argument")),
+        (20, "outputs", ("list", "Argument")),
+        (30, "in_spec", "string"),
+        (40, "out_spec", "string"),
+        (50, "forward_arg_names", ("list", "string")),
+    )
 
     inputs: list[Argument]
     outputs: list[Argument]
@@ -497,6 +765,11 @@ class ModuleCallSignature(Struct):
 class ModuleCallEntry(Struct):
     """One submodule of the original module hierarchy."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "fqn", "string"),
+        (30, "signature", "ModuleCallSignature"),
+    )
+
     # Fully qualified submodule name; "" for the root.
     fqn: str
     signature: Optional[ModuleCallSignature] = None
@@ -505,11 +778,23 @@ class ModuleCallEntry(Struct):
 class NamedTupleDef(Struct):
     """The field names of a namedtuple type used in a pytree spec."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "field_names", ("list", "string")),
+    )
+
     field_names: list[str]
 
 
 class GraphModule(Struct):
     """A graph with its signature and module hierarchy."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "graph", "Graph"),
+        (50, "signature", "GraphSignature"),
+        (60, "module_call_graph", ("list", "ModuleCallEntry")),
+        (40, "metadata", ("map", "string", "string")),
+        (70, "treespec_namedtuple_fields", ("map", "string", "NamedTupleDef")),
+    )
 
     graph: Graph
     signature: GraphSignature
@@ -520,6 +805,16 @@ class GraphModule(Struct):
 
 class ExportedProgram(Struct):
     """torch.export's program: the models/model.json of a .pt2 archive."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "graph_module", "GraphModule"),
+        (20, "opset_version", ("map", "string", "i64")),
+        (30, "range_constraints", ("map", "string", "RangeConstraint")),
+        (60, "schema_version", "SchemaVersion"),
+        (70, "verifiers", ("list", "string")),
+        (80, "torch_version", "string"),
+        (90, "guards_code", ("list", "string")),
+    )
 
     graph_module: GraphModule
     # Operator set versions by namespace, e.g. {"aten": 10}.
@@ -535,6 +830,13 @@ class ExportedProgram(Struct):
 class PayloadMeta(Struct):
     """Where one weight of a .pt2 archive is stored."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "path_name", "string"),
+        (20, "is_param", "bool"),
+        (30, "use_pickle", "bool"),
+        (40, "tensor_meta", "TensorMeta"),
+    )
+
     path_name: str
     is_param: bool
     use_pickle: bool
@@ -544,11 +846,24 @@ class PayloadMeta(Struct):
 class PayloadConfig(Struct):
     """The weights and constants config of a .pt2 archive."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "config", ("map", "string", "PayloadMeta")),
+    )
+
     config: dict[str, PayloadMeta]
 
 
 class AOTInductorModelPickleData(Struct):
     """Metadata of a pickled AOTInductor model (torch's small ids kept)."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (1, "library_basename", "string"),
+        (2, "input_names", ("list", "string")),
+        (3, "output_names", ("list", "string")),
+        (4, "floating_point_input_dtype", "i64"),
+        (5, "floating_point_output_dtype", "i64"),
+        (6, "aot_inductor_model_is_cpu", "bool"),
+    )
 
     library_basename: str
     input_names: list[str]
@@ -561,6 +876,11 @@ class AOTInductorModelPickleData(Struct):
 class ExternKernelNode(Struct):
     """One extern-kernel call site; node i of the file is the compiled code's extern call i."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "name", "string"),
+        (20, "node", "Node"),
+    )
+
     # The Inductor buffer name, e.g. "buf3". Informational: not a unique key.
     name: str
     node: Node
@@ -571,6 +891,11 @@ class ExternKernelNodes(Struct):
     stamps `schema_version`, which torch's reader ignores. A file without it is torch-written and
     is read under schema 1.0.
     """
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "nodes", ("list", "ExternKernelNode")),
+        (20, "schema_version", "SchemaVersion"),
+    )
 
     nodes: list[ExternKernelNode]
     # externspec's schema version; omitted from the JSON when unset, as torch writes it.

@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 import enum
-from typing import Final
+from typing import ClassVar, Final
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I64, Struct
+from externspec._modelbase import F64, I64, Struct, ThriftFields
 
 IDL_CHECKSUM: Final = "f20f8f95c2e52ffcb5e93e9c3c19d5afd476f1a5e1ee3e26af999b7c6e17b3ec"
 
@@ -22,6 +22,17 @@ class Mode(enum.IntEnum):
 
 class Options(Struct):
     """Every default kind the wire format supports."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "verbose", "bool"),
+        (20, "retries", "i64"),
+        (30, "scale", "double"),
+        (40, "name", "string"),
+        (50, "tags", ("list", "string")),
+        (60, "limits", ("map", "string", "i64")),
+        (70, "mode", "Mode"),
+        (80, "required_count", "i64"),
+    )
 
     verbose: bool = False
     retries: I64 = 3

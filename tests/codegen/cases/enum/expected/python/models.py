@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import enum
-from typing import Final
+from typing import ClassVar, Final
 
-from externspec._modelbase import Struct
+from externspec._modelbase import Struct, ThriftFields
 
 IDL_CHECKSUM: Final = "989921fb0e6060a8065b4375dd29a6b8060abc8126689b88f373732686a10c7e"
 
@@ -23,6 +23,11 @@ class Kind(enum.IntEnum):
 
 
 class Tagged(Struct):
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "kind", "Kind"),
+        (20, "history", ("list", "Kind")),
+    )
+
     kind: Kind
     history: list[Kind]
 

@@ -5,15 +5,20 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import ClassVar, Final
 
-from externspec._modelbase import F64, I64, Struct
+from externspec._modelbase import F64, I64, Struct, ThriftFields
 
 IDL_CHECKSUM: Final = "5fbd95126744afce48e0b7b551a315ce04a2537948e0d800aa075bd2e858e10e"
 
 
 class Table(Struct):
     """Maps have string keys on the JSON wire."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "columns", ("map", "string", ("list", "i64"))),
+        (20, "nested", ("map", "string", ("map", "string", "double"))),
+    )
 
     columns: dict[str, list[I64]]
     nested: dict[str, dict[str, F64]]

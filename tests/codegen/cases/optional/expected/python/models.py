@@ -5,17 +5,24 @@
 
 from __future__ import annotations
 
-from typing import Final, Optional
+from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import I64, OMIT_IF_NONE, Struct
+from externspec._modelbase import I64, OMIT_IF_NONE, Struct, ThriftFields
 
 IDL_CHECKSUM: Final = "7c8e3b52d1f08181c1bd2b66410951b9fd4d80c7f7a23d0bab286b1abee82a78"
 
 
 class Device(Struct):
     """Optional fields read null or a missing key as unset."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "type", "string"),
+        (20, "index", "i64"),
+        (30, "fallback", "Device"),
+        (40, "label", "string"),
+    )
 
     type: str
     # null means the current device.

@@ -9,7 +9,7 @@ from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import I64, OMIT_IF_NONE, Struct, Union
+from externspec._modelbase import I64, OMIT_IF_NONE, Struct, ThriftFields, Union
 
 IDL_CHECKSUM: Final = "e3b770358c97d38dd5cab5962095096b9bc7813fa68cbaade5bf7193d99c4b1f"
 
@@ -17,12 +17,22 @@ IDL_CHECKSUM: Final = "e3b770358c97d38dd5cab5962095096b9bc7813fa68cbaade5bf7193d
 class Tree(Struct):
     """Self-recursive through a list."""
 
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "label", "string"),
+        (20, "children", ("list", "Tree")),
+    )
+
     label: str
     children: list[Tree]
 
 
 class Call(Struct):
     """Mutually recursive with Expr."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "fn", "string"),
+        (20, "arguments", ("list", "Expr")),
+    )
 
     fn: str
     arguments: list[Expr]
@@ -32,6 +42,12 @@ class Expr(Union):
     """Recursive through a map inside a union."""
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_int", "as_record", "as_call")
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_int", "i64"),
+        (20, "as_record", ("map", "string", "Expr")),
+        (30, "as_call", "Call"),
+    )
 
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_record: Optional[dict[str, Expr]] = Field(default=None, exclude_if=OMIT_IF_NONE)

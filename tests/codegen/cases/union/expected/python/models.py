@@ -9,13 +9,18 @@ from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, Union
+from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, ThriftFields, Union
 
 IDL_CHECKSUM: Final = "0f01cba2c91fc2fb880d97180c63ece8350dbd3d2b76f82dd0238eb32083b0de"
 
 
 class Point(Struct):
     """A point."""
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "x", "i64"),
+        (20, "y", "i64"),
+    )
 
     x: I64
     y: I64
@@ -25,6 +30,13 @@ class Value(Union):
     """A tagged value."""
 
     MEMBERS: ClassVar[tuple[str, ...]] = ("as_int", "as_float", "as_strings", "as_point")
+
+    THRIFT_FIELDS: ClassVar[ThriftFields] = (
+        (10, "as_int", "i64"),
+        (20, "as_float", "double"),
+        (30, "as_strings", ("list", "string")),
+        (40, "as_point", "Point"),
+    )
 
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)

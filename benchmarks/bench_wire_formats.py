@@ -1,0 +1,96 @@
+"""Wire formats: size, decode and encode time of one ~10 MB ExportedProgram in JSON vs Thrift.
+
+The same document (benchmarks/gen_program.py, 10k nodes) in externspec's three formats: JSON
+(`es.loads`/`es.dumps`, pydantic-core), Thrift binary and Thrift compact (`externspec.thrift_codec`,
+pure Python readers feeding one pydantic-core validation). Every decode includes full validation
+into the models. As an anchor, thriftpy2's Cython binary protocol decodes the same binary bytes
+into its own unvalidated objects (loading the same IDL). Best of REPEATS, GC paused for all.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+NODES = 10_000
+REPEATS = 3
+
+
+def _best(fn: Callable[[], Any]) -> float:
+    best = float("inf")
+    for _ in range(REPEATS):
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - start)
+        finally:
+            gc.enable()
+    return best
+
+
+def measure(nodes: int = NODES) -> dict[str, dict[str, float]]:
+    """{format: {bytes, decode, encode}} for one generated program."""
+    sys.path.insert(0, str(ROOT))
+    import externspec as es
+    from benchmarks.gen_program import make_exported_program
+    from externspec import thrift_codec
+
+    text = json.dumps(make_exported_program(nodes, seed=nodes)).encode()
+    model = es.loads(text, es.ExportedProgram)
+    results: dict[str, dict[str, float]] = {}
+    json_out = es.dumps(model).encode()
+    results["json"] = {"bytes": len(json_out), "decode": _best(lambda: es.loads(json_out, es.ExportedProgram)),
+                       "encode": _best(lambda: es.dumps(model))}
+    for protocol in thrift_codec.PROTOCOLS:
+        data = thrift_codec.dumps(model, protocol)
+        assert thrift_codec.loads(data, es.ExportedProgram, protocol) == model  # measure a correct codec
+        results[protocol] = {
+            "bytes": len(data),
+            "decode": _best(lambda data=data, p=protocol: thrift_codec.loads(data, es.ExportedProgram, p)),
+            "encode": _best(lambda p=protocol: thrift_codec.dumps(model, p)),
+        }
+    import thriftpy2
+    from thriftpy2.protocol import TCyBinaryProtocolFactory
+    from thriftpy2.utils import deserialize, serialize
+
+    idl = thriftpy2.load(str(ROOT / "schema/externspec.thrift"), module_name="bench_wire_thrift")
+    binary = thrift_codec.dumps(model, "binary")
+    factory = TCyBinaryProtocolFactory()
+    theirs = deserialize(idl.ExportedProgram(), binary, factory)
+    assert serialize(theirs, factory) == binary
+    results["thriftpy2"] = {"bytes": len(binary),
+                            "decode": _best(lambda: deserialize(idl.ExportedProgram(), binary, factory)),
+                            "encode": _best(lambda: serialize(theirs, factory))}
+    return results
+
+
+def run() -> list[str]:
+    r = measure()
+    base = r["json"]
+    rows = [("JSON (es.loads / es.dumps)", "json"), ("Thrift binary (thrift_codec)", "binary"),
+            ("Thrift compact (thrift_codec)", "compact"), ("thriftpy2 Cython binary, no validation", "thriftpy2")]
+    lines = [
+        f"Wire formats: one {base['bytes'] / 1e6:.1f} MB ({NODES} node) ExportedProgram; decode = bytes -> validated "
+        f"models; best of {REPEATS}, GC paused",
+        f"{'format':<40} {'bytes':>10} {'size x':>7} | {'decode s':>8} {'MB/s':>6} {'dec x':>6} | "
+        f"{'encode s':>8} {'enc x':>6}",
+    ]
+    for label, key in rows:
+        m = r[key]
+        lines.append(
+            f"{label:<40} {m['bytes']:>10,} {m['bytes'] / base['bytes']:>6.2f}x | {m['decode']:>8.3f} "
+            f"{m['bytes'] / 1e6 / m['decode']:>6.1f} {m['decode'] / base['decode']:>5.2f}x | "
+            f"{m['encode']:>8.3f} {m['encode'] / base['encode']:>5.2f}x")
+    lines.append("x columns: this format / JSON (size smaller is better; time < 1x is faster than JSON)")
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(run()))
