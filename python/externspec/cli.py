@@ -1,6 +1,6 @@
 """The `externspec` command (also `python -m externspec`).
 
-Each subcommand lives in its own module exposing `NAME`, `HELP`, `add_arguments(parser)` and
+Each subcommand lives in its own module under `externspec.commands` exposing `NAME`, `HELP`, `add_arguments(parser)` and
 `run(args) -> int`; `SUBCOMMANDS` lists them. Exit codes: 0 ok, 1 the input is bad or
 incompatible, 2 usage errors (argparse).
 """
@@ -12,12 +12,12 @@ import importlib
 import sys
 
 SUBCOMMANDS: tuple[str, ...] = (
-    "externspec.cli_check_spec",
-    "externspec.cli_compat",
-    "externspec.cli_upgrade",
     "externspec.commands.validate",
     "externspec.commands.inspect",
     "externspec.commands.convert",
+    "externspec.commands.check_spec",
+    "externspec.commands.compat",
+    "externspec.commands.upgrade",
     "externspec.commands.version",
     "externspec.commands.generate",
 )

@@ -28,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pydantic import BaseModel
 
-    from . import wire
-    from .errors import ExternSpecError
+    from .. import wire
+    from ..errors import ExternSpecError
 
     try:
         models = importlib.import_module(args.models)
