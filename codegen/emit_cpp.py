@@ -418,6 +418,8 @@ def _emit_union_codec(u: ir.Struct) -> list[str]:
         "    }",
         "  });",
         "  Collector c(ctx);",
+        f"  static constexpr std::string_view segments[{n}] = {{"
+        + ", ".join(_string_literal("." + f.name) for f in u.fields) + "};",
         "  int count = 0, last = -1;",
         "  bool null_member = false;",
         f"  for (int i = 0; i < {n}; ++i) {{",
@@ -428,9 +430,7 @@ def _emit_union_codec(u: ir.Struct) -> list[str]:
         "      null_member = true;",
         "      continue;",
         "    }",
-        "    std::string segment = \".\";",
-        f"    segment += {u.name}::member_names[static_cast<std::size_t>(i)];",
-        "    c.part(segment, [&] {",
+        "    c.part(segments[i], [&] {",
         "      switch (i) {",
     ]
     for i, f in enumerate(u.fields):
