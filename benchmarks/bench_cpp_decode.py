@@ -19,10 +19,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from gen_program import make_exported_program_json  # noqa: E402
-
 from externspec._cppbuild import build  # noqa: E402
 from externspec.cpp_include import compile_flags  # noqa: E402
+from gen_program import make_exported_program_json  # noqa: E402
 
 CACHE = ROOT / ".cache" / "bench"
 SOURCE = Path(__file__).with_name("cpp") / "bench_decode.cpp"

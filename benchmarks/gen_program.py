@@ -162,14 +162,16 @@ def _block(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> s
     if r < 0.94:
         out = b.fresh("index")
         b.node("torch.ops.aten.index.Tensor",
-               [("self", _t(x), 1), ("indices", {"as_optional_tensors": [{"as_none": True}, {"as_tensor": {"name": "idx"}}]}, 1)],
+               [("self", _t(x), 1),
+                ("indices", {"as_optional_tensors": [{"as_none": True}, {"as_tensor": {"name": "idx"}}]}, 1)],
                [_t(out)], out, module)
         b.tensor_values[out] = _meta([SYMBOL, WIDTH])
         return out
     half = b.fresh("to")
     b.node("torch.ops.aten.to.dtype", [("self", _t(x), 1), ("dtype", {"as_scalar_type": FLOAT16}, 1),
                                        ("non_blocking", {"as_bool": False}, 1), ("copy", {"as_bool": False}, 1),
-                                       ("memory_format", {"as_memory_format": CONTIGUOUS}, 1)], [_t(half)], half, module)
+                                       ("memory_format", {"as_memory_format": CONTIGUOUS}, 1)],
+           [_t(half)], half, module)
     b.tensor_values[half] = _meta([SYMBOL, WIDTH], dtype=FLOAT16)
     out = b.fresh("to")
     b.node("torch.ops.aten.to.dtype", [("self", _t(half), 1), ("dtype", {"as_scalar_type": FLOAT32}, 1)],
@@ -263,8 +265,8 @@ def make_exported_program(num_nodes: int, seed: int) -> dict[str, Any]:
 def parameter_shapes(program: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     """The state-dict entries the program expects (for loading it with torch's deserializer)."""
     values = program["graph_module"]["graph"]["tensor_values"]
-    return {spec["parameter"]["parameter_name"]: tuple(s["as_int"] for s in values[spec["parameter"]["arg"]["name"]]["sizes"])
-            for spec in program["graph_module"]["signature"]["input_specs"] if "parameter" in spec}
+    params = [s["parameter"] for s in program["graph_module"]["signature"]["input_specs"] if "parameter" in s]
+    return {p["parameter_name"]: tuple(s["as_int"] for s in values[p["arg"]["name"]]["sizes"]) for p in params}
 
 
 def make_exported_program_json(num_nodes: int, seed: int) -> str:

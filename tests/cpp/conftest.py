@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from externspec._cppbuild import build
 from externspec.cpp_include import compile_flags
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import externspec as es
 import pytest
 import torch_documents
 from conftest import CACHE, ROOT
-
-import externspec as es
 from externspec._cppbuild import build
 
 pytestmark = pytest.mark.slow

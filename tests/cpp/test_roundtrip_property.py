@@ -13,14 +13,13 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import externspec as es
 import pytest
+from externspec._modelbase import I64_MAX, I64_MIN
+from externspec._modelbase import Union as UnionModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
-
-import externspec as es
-from externspec._modelbase import I64_MAX, I64_MIN
-from externspec._modelbase import Union as UnionModel
 
 pytestmark = pytest.mark.slow
 
@@ -115,7 +114,8 @@ def _readable_version(doc: BaseModel, minor: int) -> BaseModel:
     if isinstance(doc, es.ExternKernelNodes) and doc.schema_version is not None:
         return doc.model_copy(update={"schema_version": es.SchemaVersion(major=es.SCHEMA_VERSION.major, minor=minor)})
     if isinstance(doc, es.ExportedProgram):
-        return doc.model_copy(update={"schema_version": es.SchemaVersion(major=es.TORCH_EXPORT_SCHEMA_MAJOR, minor=minor)})
+        version = es.SchemaVersion(major=es.TORCH_EXPORT_SCHEMA_MAJOR, minor=minor)
+        return doc.model_copy(update={"schema_version": version})
     return doc
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import externspec as es
+import pytest
 
 pytestmark = pytest.mark.slow  # AOTInductor compile (cached in .cache/torch_docs) + harness build
 
