@@ -6,7 +6,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup generate check-generated lint typecheck test bench demo clean
+.PHONY: help setup generate check-generated check-schema lint typecheck test bench demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -31,13 +31,16 @@ generate: $(STAMP) ## regenerate python/externspec/_generated and the C++ header
 check-generated: $(STAMP) ## fail if generated code differs from what the IDL generates
 	$(PY) -m externspec.codegen check --idl $(IDL)
 
+check-schema: $(STAMP) ## fail if the IDL changed without the version bump it requires (vs schema/history/)
+	$(PY) -m externspec.codegen.compat --idl $(IDL) --history schema/history
+
 lint: $(STAMP) ## ruff
 	$(VENV)/bin/ruff check python codegen tests benchmarks
 
 typecheck: $(STAMP) ## mypy on python/ and codegen/
 	$(VENV)/bin/mypy
 
-test: $(STAMP) check-generated ## run the whole test suite (slow tests included)
+test: $(STAMP) check-generated check-schema ## run the whole test suite (slow tests included)
 	$(PY) -m pytest tests
 
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side

@@ -219,7 +219,7 @@ def _spec(children: int) -> str:
         {"type": "builtins.dict", "context": "[]", "children_spec": []}]}])
 
 
-def make_exported_program(num_nodes: int, seed: int) -> dict[str, Any]:
+def make_exported_program(num_nodes: int, seed: int = 0) -> dict[str, Any]:
     """The JSON dict of a torch.export ExportedProgram with about `num_nodes` top-level nodes."""
     rng = random.Random(seed)
     b = _Builder(rng, 10)
@@ -269,6 +269,6 @@ def parameter_shapes(program: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return {p["parameter_name"]: tuple(s["as_int"] for s in values[p["arg"]["name"]]["sizes"]) for p in params}
 
 
-def make_exported_program_json(num_nodes: int, seed: int) -> str:
+def make_exported_program_json(num_nodes: int, seed: int = 0) -> str:
     """`make_exported_program` as the JSON text torch writes (json.dumps with default separators)."""
     return json.dumps(make_exported_program(num_nodes, seed))

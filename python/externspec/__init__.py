@@ -4,7 +4,7 @@ The models are generated from schema/externspec.thrift; `loads`/`dumps` speak to
 """
 
 from ._generated.models import *  # noqa: F403
-from ._generated.models import SCHEMA_VERSION, IDL_CHECKSUM
+from ._generated.models import IDL_CHECKSUM, SCHEMA_VERSION
 from ._generated.models import __all__ as _model_names
 from .cpp_include import get_include
 from .errors import DecodeError, ExternSpecError, UnsupportedError, VersionError
