@@ -5,11 +5,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import externspec as es
 import pytest
-import torch_documents
-from conftest import CACHE, ROOT
+
+import externspec as es
 from externspec._cppbuild import build
+from tests.cpp import torch_documents
+from tests.cpp.harness import CACHE, ROOT
 
 pytestmark = pytest.mark.slow
 

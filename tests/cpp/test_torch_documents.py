@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 
-import externspec as es
 import pytest
+
+import externspec as es
+from tests.cpp import torch_documents
 
 pytestmark = pytest.mark.slow  # AOTInductor compile (cached in .cache/torch_docs) + harness build
 
-import torch_documents  # noqa: E402  (tests/cpp is on sys.path: rootdir-relative conftest)
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +44,23 @@ def test_torch_export_model_json_round_trips(harness, model_json) -> None:
     assert got.kind == "OK", got.message
     assert got.encoded == es.dumps(model)
     assert es.loads(got.encoded, es.ExportedProgram) == model
+
+
+def test_benchmark_program_is_valid_for_torch_and_both_decoders(harness, tmp_path) -> None:
+    """benchmarks/gen_program's documents are real programs: torch's own deserializer rebuilds them."""
+    import torch
+    from torch._export.serde import schema, serialize
+
+    from benchmarks.gen_program import make_exported_program, parameter_shapes
+
+    program = make_exported_program(300, seed=3)
+    state = {k: torch.nn.Parameter(torch.zeros(v)) for k, v in parameter_shapes(program).items()}
+    ep = serialize.ExportedProgramDeserializer().deserialize(
+        serialize._dict_to_dataclass(schema.ExportedProgram, program), state, {}, {})
+    assert sum(n.op == "call_function" for n in ep.graph.nodes) >= 300
+    path = tmp_path / "program.json"
+    path.write_text(json.dumps(program))
+    model = es.load(path, es.ExportedProgram)
+    got = harness.one("ExportedProgram", path)
+    assert got.kind == "OK", got.message
+    assert got.encoded == es.dumps(model)
