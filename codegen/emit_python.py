@@ -109,7 +109,7 @@ def _thrift_fields(s: ir.Struct) -> list[str]:
 
 
 def _emit_enum(e: ir.Enum) -> list[str]:
-    out = [f"class {e.name}(enum.IntEnum):"]
+    out = [f"class {e.name}(WireEnum):"]
     out += _docstring(e.doc, "    ")
     for v in e.values:
         out += _comment_lines(v.doc, "    ")
@@ -136,11 +136,9 @@ def _imports(schema: ir.Schema, body: str) -> list[str]:
     """The import block: only what the rendered body uses (computed before assembling the file)."""
     typing_names = [n for n in ("ClassVar", "Final", "Optional") if f"{n}[" in body or f"{n} =" in body
                     or f": {n}" in body]
-    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "Struct", "ThriftFields", "Union")
+    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "Struct", "ThriftFields", "Union", "WireEnum")
                   if re.search(rf"\b{n}\b", body)]
     lines = ["from __future__ import annotations", ""]
-    if schema.enums:
-        lines.append("import enum")
     if typing_names:
         lines.append(f"from typing import {', '.join(typing_names)}")
     if "Field(" in body:

@@ -198,3 +198,17 @@ def test_defaults_fill_missing_keys_as_torch_does() -> None:
     assert program.torch_version == "<=2.4" and program.verifiers == [] and program.guards_code == []
     assert program.graph_module.graph.is_single_tensor_return is False
     assert program.graph_module.metadata == {}
+
+
+@pytest.mark.parametrize("value", ["true", "5.0", "1e0", '"5"'])
+def test_enums_are_json_integers_only(value: str) -> None:
+    # pydantic's own enum validation takes true/5.0/1e0 for a member even in strict mode.
+    with pytest.raises(es.DecodeError) as info:
+        es.loads(f'{{"as_scalar_type": {value}}}', es.Argument)
+    assert info.value.path == "$.as_scalar_type"
+
+
+def test_bare_nan_literal_is_rejected_with_the_fix() -> None:
+    with pytest.raises(es.DecodeError, match='write "NaN", "Infinity" or "-Infinity"'):
+        es.loads('{"as_float": NaN}', es.Argument)
+    assert math.isinf(es.Argument(as_float=math.inf).as_float or 0.0)  # Python values may be non-finite

@@ -11,6 +11,7 @@ The generated module is thin: it declares fields; the wire rules live here, once
 
 from __future__ import annotations
 
+import enum
 import math
 from typing import Annotated, Any, ClassVar
 
@@ -31,13 +32,35 @@ class _F64Marker:
         non_finite = core_schema.no_info_after_validator_function(
             _NON_FINITE.__getitem__, core_schema.literal_schema(list(_NON_FINITE))
         )
-        return core_schema.union_schema(
-            [core_schema.float_schema(strict=True, allow_inf_nan=True), non_finite],
+        # JSON: a finite number or one of torch's strings (a bare NaN/Infinity literal is not
+        # JSON, and the C++ decoder rejects it too). Python: any float, inf and nan included.
+        json_schema = core_schema.union_schema(
+            [core_schema.float_schema(strict=True, allow_inf_nan=False), non_finite],
             custom_error_type="f64_type",
             custom_error_message='expected `float` (a number, "Infinity", "-Infinity" or "NaN")',
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                _float_out, when_used="json"
-            ),
+        )
+        return core_schema.json_or_python_schema(
+            json_schema=json_schema,
+            python_schema=core_schema.float_schema(strict=True, allow_inf_nan=True),
+            serialization=core_schema.plain_serializer_function_ser_schema(_float_out, when_used="json"),
+        )
+
+
+class WireEnum(enum.IntEnum):
+    """Base of generated enums: on the wire exactly a JSON integer that names a member.
+
+    pydantic's own enum validation takes `true`, `5.0` or `1e0` for 5 even in strict mode; a
+    strict int comes first here. From Python, members are required (not bare ints).
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        members = list(cls)
+        by_value = core_schema.enum_schema(cls, members, sub_type="int")
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.chain_schema([core_schema.int_schema(strict=True), by_value]),
+            python_schema=core_schema.enum_schema(cls, members, sub_type="int", strict=True),
+            serialization=core_schema.plain_serializer_function_ser_schema(int, when_used="json"),
         )
 
 
@@ -124,3 +147,6 @@ class Union(BaseModel):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.type}={self.value!r})"
+
+    def __str__(self) -> str:
+        return f"{self.type}={self.value!r}"

@@ -97,6 +97,8 @@ def json_path(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
 def _message(err: Any) -> str:
     kind = err["type"]
     got = _JSON_TYPE_NAMES.get(type(err.get("input")), type(err.get("input")).__name__)
+    if kind == "f64_type" and isinstance(err.get("input"), float):
+        return 'expected `float`: a bare NaN or Infinity literal is not JSON; write "NaN", "Infinity" or "-Infinity"'
     if kind in _EXPECTED:
         return f"expected {_EXPECTED[kind]}, got `{got}`"
     if kind == "missing":

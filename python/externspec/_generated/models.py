@@ -21,12 +21,11 @@ in torch/_export/serde/schema.py (SCHEMA_VERSION 8.20), unless its doc says othe
 
 from __future__ import annotations
 
-import enum
 from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, ThriftFields, Union
+from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, ThriftFields, Union, WireEnum
 
 IDL_CHECKSUM: Final = "ccb9669de065e4540725ea0c1216d52c600dbe1e5b7f01b780b93fdfd096f5df"
 
@@ -43,7 +42,7 @@ class SchemaVersion(Struct):
     minor: I64
 
 
-class ArgumentKind(enum.IntEnum):
+class ArgumentKind(WireEnum):
     """How an argument was bound at the call site. Informational: executors match by name."""
 
     UNKNOWN = 0
@@ -51,7 +50,7 @@ class ArgumentKind(enum.IntEnum):
     KEYWORD = 2
 
 
-class Layout(enum.IntEnum):
+class Layout(WireEnum):
     """Tensor layout, in torch's serialization numbering (c10::Layout differs)."""
 
     Unknown = 0
@@ -64,7 +63,7 @@ class Layout(enum.IntEnum):
     Strided = 7
 
 
-class MemoryFormat(enum.IntEnum):
+class MemoryFormat(WireEnum):
     """Memory format, in torch's serialization numbering (c10::MemoryFormat differs)."""
 
     Unknown = 0
@@ -74,7 +73,7 @@ class MemoryFormat(enum.IntEnum):
     PreserveFormat = 4
 
 
-class ScalarType(enum.IntEnum):
+class ScalarType(WireEnum):
     """Element type, in torch's serialization numbering: LONG is 5 here but 4 in c10::ScalarType.
     The gap 14..27 is unused on purpose (torch never assigned it).
     """

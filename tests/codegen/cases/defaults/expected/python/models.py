@@ -5,17 +5,16 @@
 
 from __future__ import annotations
 
-import enum
 from typing import ClassVar, Final
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I64, Struct, ThriftFields
+from externspec._modelbase import F64, I64, Struct, ThriftFields, WireEnum
 
 IDL_CHECKSUM: Final = "f20f8f95c2e52ffcb5e93e9c3c19d5afd476f1a5e1ee3e26af999b7c6e17b3ec"
 
 
-class Mode(enum.IntEnum):
+class Mode(WireEnum):
     FAST = 1
     SAFE = 2
 

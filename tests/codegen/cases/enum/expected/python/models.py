@@ -5,15 +5,14 @@
 
 from __future__ import annotations
 
-import enum
 from typing import ClassVar, Final
 
-from externspec._modelbase import Struct, ThriftFields
+from externspec._modelbase import Struct, ThriftFields, WireEnum
 
 IDL_CHECKSUM: Final = "989921fb0e6060a8065b4375dd29a6b8060abc8126689b88f373732686a10c7e"
 
 
-class Kind(enum.IntEnum):
+class Kind(WireEnum):
     """Values with a gap, as torch's ScalarType has."""
 
     NONE = 0
