@@ -136,8 +136,8 @@ def _imports(schema: ir.Schema, body: str) -> list[str]:
     """The import block: only what the rendered body uses (computed before assembling the file)."""
     typing_names = [n for n in ("ClassVar", "Final", "Optional") if f"{n}[" in body or f"{n} =" in body
                     or f": {n}" in body]
-    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "Struct", "ThriftFields", "Union", "WireEnum")
-                  if re.search(rf"\b{n}\b", body)]
+    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "Struct", "ThriftFields", "Union",
+                              "WireEnum") if re.search(rf"\b{n}\b", body)]
     lines = ["from __future__ import annotations", ""]
     if typing_names:
         lines.append(f"from typing import {', '.join(typing_names)}")
