@@ -35,11 +35,15 @@ _MEMBERS: dict[tuple[str, bool], tuple[str, ...]] = {
     ("str", True): ("as_strings",),
     ("Scalar", False): ("as_int", "as_sym_int", "as_float", "as_bool", "as_complex"),
     ("Scalar", True): ("as_ints", "as_sym_ints", "as_floats", "as_bools"),
-    ("ScalarType", False): ("as_scalar_type",),
-    ("Layout", False): ("as_layout",),
-    ("MemoryFormat", False): ("as_memory_format",),
+    # torch 2.13 writes an enum *default* it filled in as `as_int` in c10's numbering (static, no
+    # slot); readers accept it and convert through the c10 table (torch_types.*_from_c10).
+    ("ScalarType", False): ("as_scalar_type", "as_int"),
+    ("Layout", False): ("as_layout", "as_int"),
+    ("MemoryFormat", False): ("as_memory_format", "as_int"),
     ("Device", False): ("as_device",),
 }
+
+ENUM_BASES = frozenset({"ScalarType", "Layout", "MemoryFormat"})
 
 # Members whose values travel in the arrays (every other member is static, read from the JSON).
 INT_MEMBERS = frozenset({"as_int", "as_sym_int"})

@@ -31,7 +31,7 @@ import torch
 
 from . import torch_types
 from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes
-from .abi import ArgType, accepts, arg_type
+from .abi import ENUM_BASES, ArgType, accepts, arg_type
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
 from .export import OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, schema_default
 from .wire import load
@@ -310,6 +310,14 @@ def _check_member(label: str, p: Any, at: ArgType, arg: Argument, exported: Any)
 def _static_or_fill(label: str, p: Any, at: ArgType, arg: Argument, positional: bool, key: Any,
                     n_tensors: int, n_ints: int, wrapped: bool) -> tuple[Any, _Fill | None, int, int]:
     member, v = arg.type, arg.value
+    if member == "as_int" and at.base in ENUM_BASES:
+        # torch-written enum default in c10 numbering: static, never a slot.
+        c10 = {"ScalarType": torch_types.dtype_from_c10, "Layout": torch_types.layout_from_c10,
+               "MemoryFormat": torch_types.memory_format_from_c10}[at.base]
+        try:
+            return c10(v), None, n_tensors, n_ints
+        except UnsupportedError as exc:
+            raise SpecMismatchError(f"{label}: argument `{p.name}` (as_int, c10 {at.base}): {exc}") from None
     if member == "as_tensor":
         kind = _WRAPPED if wrapped else _TENSOR
         return None, _Fill(positional, key, kind, n_tensors, n_tensors + 1), n_tensors + 1, n_ints

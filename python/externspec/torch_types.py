@@ -59,6 +59,14 @@ _LAYOUT_OF, _SCHEMA_LAYOUT_OF = _table(Layout, _LAYOUT_NAMES)
 _MEMORY_FORMAT_OF, _SCHEMA_MEMORY_FORMAT_OF = _table(MemoryFormat, _MEMORY_FORMAT_NAMES)
 
 
+def _show(enum: Any, value: Any) -> str:
+    """`ScalarType 0 (UNKNOWN)` / `ScalarType 17 (unassigned)` for error messages."""
+    try:
+        return f"{enum.__name__} {int(value)} ({enum(value).name})"
+    except (ValueError, TypeError):
+        return f"{enum.__name__} {value!r} (unassigned)"
+
+
 def scalar_type_from_dtype(dtype: torch.dtype) -> ScalarType:
     """The file-format ScalarType of a torch dtype (UnsupportedError for qint*, bits*, ...)."""
     try:
@@ -72,7 +80,7 @@ def dtype_from_scalar_type(value: ScalarType | int) -> torch.dtype:
     try:
         return _DTYPE_OF[ScalarType(value)]
     except (KeyError, ValueError):
-        raise UnsupportedError(f"ScalarType {value!r} names no torch dtype") from None
+        raise UnsupportedError(f"{_show(ScalarType, value)} names no torch dtype") from None
 
 
 def layout_from_torch(layout: torch.layout) -> Layout:
@@ -86,7 +94,7 @@ def torch_layout(value: Layout | int) -> torch.layout:
     try:
         return _LAYOUT_OF[Layout(value)]
     except (KeyError, ValueError):
-        raise UnsupportedError(f"Layout {value!r} names no torch layout") from None
+        raise UnsupportedError(f"{_show(Layout, value)} names no torch layout") from None
 
 
 def memory_format_from_torch(fmt: torch.memory_format) -> MemoryFormat:
@@ -100,7 +108,7 @@ def torch_memory_format(value: MemoryFormat | int) -> torch.memory_format:
     try:
         return _MEMORY_FORMAT_OF[MemoryFormat(value)]
     except (KeyError, ValueError):
-        raise UnsupportedError(f"MemoryFormat {value!r} names no torch memory format") from None
+        raise UnsupportedError(f"{_show(MemoryFormat, value)} names no torch memory format") from None
 
 
 def device_from_torch(device: torch.device | str) -> Device:
