@@ -75,7 +75,7 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
     library = build_dir / f"{name}.so"
     if not library.exists():
         build_dir.mkdir(parents=True, exist_ok=True)
-        return cpp_extension.load(  # type: ignore[no-any-return]
+        return cpp_extension.load(
             name=name,
             sources=[str(CSRC / s) for s in _SOURCES],
             extra_cflags=[*CFLAGS, *extra_cflags],

@@ -16,8 +16,9 @@ C by_name(E value, const std::pair<std::string_view, C> (&table)[N], const char*
   std::string_view name = externspec::to_string(value);
   for (const auto& [n, c] : table)
     if (!name.empty() && n == name) return c;
-  throw UnsupportedError(std::string(what) + " " + (name.empty() ? std::string("?") : std::string(name)) + " (" +
-                         std::to_string(static_cast<std::int64_t>(value)) + ") names no torch " + torch_what);
+  // Python's wording: "ScalarType 0 (UNKNOWN) names no torch dtype".
+  throw UnsupportedError(std::string(what) + " " + std::to_string(static_cast<std::int64_t>(value)) + " (" +
+                         (name.empty() ? std::string("?") : std::string(name)) + ") names no torch " + torch_what);
 }
 
 // Schema member name -> c10 value (torch_types._SCALAR_TYPE_NAMES etc.).
