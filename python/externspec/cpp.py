@@ -20,9 +20,11 @@ import hashlib
 import importlib.util
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
+import weakref
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -179,11 +181,13 @@ class AOTIRunner:
                  input_shapes: Sequence[Sequence[int | None]] | None = None):
         from torch.utils import _pytree as pytree
 
-        self._tmp = tempfile.TemporaryDirectory(prefix="externspec-aoti-")
         with zipfile.ZipFile(package_path) as z:
             so_name = _find_model(z.namelist(), model_name, package_path)
-            z.extractall(self._tmp.name)
-        library = Path(self._tmp.name) / so_name
+            self._dir = tempfile.mkdtemp(prefix="externspec-aoti-")
+            # Removed when the runner goes away (a loaded library's files may be unlinked).
+            self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
+            z.extractall(self._dir)
+        library = Path(self._dir) / so_name
         spec_path = library.with_name(library.name.removesuffix(".so") + ".json")
         # A model without extern calls has no extern-kernel file: an empty, current-version spec.
         text = spec_path.read_text(encoding="utf-8") if spec_path.exists() else dumps(ExternKernelNodes(nodes=[]))
@@ -221,4 +225,4 @@ class AOTIRunner:
     def close(self) -> None:
         """Unload the model and remove its extracted files."""
         self._impl = None
-        self._tmp.cleanup()
+        self._cleanup()

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import inspect
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,10 +111,13 @@ MODELS = {
 }
 
 
-def _key() -> str:
+def _key(model: CompiledModel) -> str:
+    """Changes with the model's code, its example inputs, the custom ops and torch, nothing else."""
     h = hashlib.sha256()
-    for path in (Path(__file__), Path(co.__file__)):
-        h.update(path.read_bytes())
+    h.update(inspect.getsource(type(model.module)).encode())
+    h.update(inspect.getsource(model.example).encode())
+    h.update(repr(model.dynamic).encode())
+    h.update(Path(co.__file__).read_bytes())
     h.update(torch.__version__.encode())
     return h.hexdigest()[:16]
 
@@ -122,12 +127,15 @@ def package(name: str) -> Path:
     model = MODELS[name]
     out_dir = cache_dir() / "aoti"
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{name}-{_key()}.pt2"
+    path = out_dir / f"{name}-{_key(model)}.pt2"
     with open(out_dir / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not path.exists():
-            ep = torch.export.export(model.module, model.inputs(4), dynamic_shapes=model.dynamic)
-            tmp = path.with_suffix(".tmp.pt2")
-            torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp))
+            with warnings.catch_warnings():
+                # torch's own pytree code trips its own deprecation while exporting.
+                warnings.filterwarnings("ignore", r".*LeafSpec", FutureWarning)
+                ep = torch.export.export(model.module, model.inputs(4), dynamic_shapes=model.dynamic)
+                tmp = path.with_suffix(".tmp.pt2")
+                torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp))
             tmp.rename(path)
     return path
