@@ -9,7 +9,6 @@ from ._generated.models import __all__ as _model_names
 from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
 from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
 
-
 try:  # the exporter and executor need torch; the models and wire format do not
     from .export import CallSite, SpecBuilder
     from .runtime import ProxyExecutor
