@@ -6,14 +6,19 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup generate check-generated lint typecheck test bench demo clean
+.PHONY: help setup generate check-generated check-schema lint typecheck test bench demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## create .venv with the pinned tools and install externspec (editable)
 
+# Debian packages of the C++ JSON backends (header-only nlohmann = default, simdjson = fast).
+CPP_DEB_PACKAGES := nlohmann-json3-dev libsimdjson-dev
+
 $(STAMP): requirements-dev.txt pyproject.toml
+	@missing=$$(for p in $(CPP_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt
@@ -26,13 +31,16 @@ generate: $(STAMP) ## regenerate python/externspec/_generated and the C++ header
 check-generated: $(STAMP) ## fail if generated code differs from what the IDL generates
 	$(PY) -m externspec.codegen check --idl $(IDL)
 
+check-schema: $(STAMP) ## fail if the IDL changed without the version bump it requires (vs schema/history/)
+	$(PY) -m externspec.codegen.compat --idl $(IDL) --history schema/history
+
 lint: $(STAMP) ## ruff
 	$(VENV)/bin/ruff check python codegen tests benchmarks
 
 typecheck: $(STAMP) ## mypy on python/ and codegen/
 	$(VENV)/bin/mypy
 
-test: $(STAMP) check-generated ## run the whole test suite (slow tests included)
+test: $(STAMP) check-generated check-schema ## run the whole test suite (slow tests included)
 	$(PY) -m pytest tests
 
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side

@@ -6,6 +6,8 @@ wire rules themselves live in `externspec._modelbase`; this file only declares f
 
 from __future__ import annotations
 
+import re
+
 from . import ir
 from .naming import banner, topological_order
 
@@ -113,37 +115,44 @@ def _emit_struct(schema: ir.Schema, s: ir.Struct) -> list[str]:
     return out
 
 
+def _imports(schema: ir.Schema, body: str) -> list[str]:
+    """The import block: only what the rendered body uses (computed before assembling the file)."""
+    typing_names = [n for n in ("ClassVar", "Final", "Optional") if f"{n}[" in body or f"{n} =" in body
+                    or f": {n}" in body]
+    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "Struct", "Union")
+                  if re.search(rf"\b{n}\b", body)]
+    lines = ["from __future__ import annotations", ""]
+    if schema.enums:
+        lines.append("import enum")
+    if typing_names:
+        lines.append(f"from typing import {', '.join(typing_names)}")
+    if "Field(" in body:
+        lines += ["", "from pydantic import Field"]
+    if base_names:
+        lines += ["", f"from externspec._modelbase import {', '.join(base_names)}"]
+    return lines
+
+
 def emit_models(schema: ir.Schema) -> str:
     order, _ = topological_order(schema)
-    out = [*banner(schema, "#"), ""]
-    out += [f'"""{line}' if i == 0 else line for i, line in enumerate((schema.doc or "Generated models.").splitlines())]
-    out[-1] += '"""'
-    out += [
-        "",
-        "from __future__ import annotations",
-        "",
-        "import enum",
-        "from typing import ClassVar, Final, Optional",
-        "",
-        "from pydantic import Field",
-        "",
-        "from externspec._modelbase import F64, I8, I16, I32, I64, OMIT_IF_NONE, Struct, Union",
-        "",
-        f'IDL_CHECKSUM: Final = "{schema.checksum}"',
-    ]
+    body = [f'IDL_CHECKSUM: Final = "{schema.checksum}"']
     for t in order:
-        out += ["", ""]
-        out += _emit_enum(t) if isinstance(t, ir.Enum) else _emit_struct(schema, t)
-    out += ["", ""]
+        body += ["", ""]
+        body += _emit_enum(t) if isinstance(t, ir.Enum) else _emit_struct(schema, t)
+    body += ["", ""]
     for t in order:
         if isinstance(t, ir.Struct):
-            out.append(f"{t.name}.model_rebuild()")
+            body.append(f"{t.name}.model_rebuild()")
     for c in schema.consts:
-        out += ["", *_comment_lines(c.doc, "")]
-        out.append(f"{c.name}: Final = {_literal(schema, c.type, c.value)}")
+        body += ["", *_comment_lines(c.doc, "")]
+        body.append(f"{c.name}: Final = {_literal(schema, c.type, c.value)}")
     names = [t.name for t in order] + [c.name for c in schema.consts] + ["IDL_CHECKSUM"]
-    out += ["", "__all__ = ["] + [f'    "{n}",' for n in sorted(names)] + ["]", ""]
-    return "\n".join(out)
+    body += ["", "__all__ = ["] + [f'    "{n}",' for n in sorted(names)] + ["]", ""]
+    doc = (schema.doc or "Generated models.").splitlines()
+    doc[0] = f'"""{doc[0]}'
+    doc[-1] += '"""'
+    text = "\n".join(body)
+    return "\n".join([*banner(schema, "#"), "", *doc, "", *_imports(schema, text), "", text])
 
 
 def emit(schema: ir.Schema) -> dict[str, str]:

@@ -132,7 +132,7 @@ class Struct:
         return dict(self.annotations).get(key)
 
 
-TypeDef = Union[Enum, Struct]
+TypeDef = Enum | Struct
 
 
 @dataclass(frozen=True)

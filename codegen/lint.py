@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from . import ir
 from .errors import SchemaError
+from .reserved import reserved
 
 Finding = tuple[ir.SourceLoc, str]
 
@@ -28,15 +29,19 @@ RESERVED_FIELD_NAMES = frozenset({
     "from_orm", "parse_obj", "parse_raw", "parse_file", "update_forward_refs",
 })
 
-CPP_KEYWORDS = frozenset("""
-alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
-char32_t class compl concept const consteval constexpr constinit const_cast continue co_await
-co_return co_yield decltype default delete do double dynamic_cast else enum explicit export extern
-false float for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr
-operator or or_eq private protected public register reinterpret_cast requires return short signed
-sizeof static static_assert static_cast struct switch template this thread_local throw true try
-typedef typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq
-""".split())
+CPP_KEYWORDS = frozenset([
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
+    "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
+    "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
+    "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+    "while", "xor", "xor_eq"
+])
 
 KNOWN_ANNOTATIONS = {
     "field": frozenset({"json.omit_if_null"}),
@@ -153,6 +158,24 @@ def check_annotations(schema: ir.Schema, text: str) -> Iterator[Finding]:
                 yield t.loc, f'unknown annotation "{key}" on "{t.name}"'
 
 
+def check_reserved(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    """A type may not declare a field (or enum value) whose id or name it reserves."""
+    for t in schema.types:
+        try:
+            res = reserved(t)
+        except ValueError as e:
+            yield t.loc, f'bad reserved_ids/reserved_names annotation on "{t.name}": {e}'
+            continue
+        what = "enum value" if isinstance(t, ir.Enum) else ("member" if t.kind == "union" else "field")
+        items = ([(v.value, v.name, v.loc) for v in t.values] if isinstance(t, ir.Enum)
+                 else [(f.id, f.name, f.loc) for f in t.fields])
+        for id_, name, loc in items:
+            if id_ in res.ids:
+                yield loc, f'{what} "{t.name}.{name}" uses {id_}, which "{t.name}" reserves'
+            if name in res.names:
+                yield loc, f'{what} name "{t.name}.{name}" is reserved by "{t.name}"'
+
+
 def check_schema_version(schema: ir.Schema, text: str) -> Iterator[Finding]:
     c = schema.const("SCHEMA_VERSION")
     if c is None:
@@ -169,6 +192,7 @@ RULES: tuple[Callable[[ir.Schema, str], Iterator[Finding]], ...] = (
     check_names,
     check_duplicate_types,
     check_annotations,
+    check_reserved,
 )
 
 

@@ -52,7 +52,7 @@ def _p_field(p: Any) -> None:
     """field : simple_field type_annotations"""
     requiredness = p[1][1]
     p[1][1] = requiredness == "required"  # what thriftpy2's struct builder expects
-    p[0] = p[1] + [list(p[2] or []) + [("thrift.requiredness", requiredness)]]
+    p[0] = [*p[1], [*(p[2] or []), ("thrift.requiredness", requiredness)]]
 
 
 def _p_const(p: Any) -> None:
@@ -80,7 +80,17 @@ def _build_parser() -> tuple[Any, Any]:
 
 _DOC_RE = re.compile(r"/\*\*(.*?)\*/", re.S)
 _DECL_RE = re.compile(r"^\s*(struct|union|enum|exception|typedef|const)\b.*?\b([A-Za-z_]\w*)\s*(?:=|\{|$|\()", re.M)
-_LINE_RE = re.compile(r"at line (\d+)")
+_LINE_RE = re.compile(r",? at line (\d+)(?: of the file '[^']*')?")
+_TOKEN_RE = re.compile(r"'([^']+)'|\b(?:name|type|constant|field) (\w+)")
+
+
+def _thriftpy2_error(src: _Source, message: str) -> tuple[ir.SourceLoc, str]:
+    """Turn thriftpy2's "... at line N" message into a location and a clean message."""
+    m = _LINE_RE.search(message)
+    line = int(m.group(1)) if m else 1
+    text = _LINE_RE.sub("", message).strip()
+    token = _TOKEN_RE.search(text)
+    return src.loc(line, (token.group(1) or token.group(2)) if token else None), text
 
 
 def _docs_by_end_line(text: str) -> dict[int, str]:
@@ -132,9 +142,7 @@ def parse_text(text: str, path: str = "<idl>") -> ir.Schema:
         try:
             module = _parser.parse_fp(_StringSource(text), module_name, lexer=lexer, parser=parser, enable_cache=False)
         except (ThriftParserError, ThriftGrammarError, ThriftLexerError) as e:
-            m = _LINE_RE.search(str(e))
-            line = int(m.group(1)) if m else 1
-            raise SchemaError([(src.loc(line), str(e).replace(f" of the file '{None}'", ""))]) from None
+            raise SchemaError([_thriftpy2_error(src, str(e))]) from None
     const_decls = list(parser.const_decls)
     if module.__thrift_meta__.get("includes"):
         raise SchemaError([(src.loc(1), "include is not supported: the schema is a single file")])

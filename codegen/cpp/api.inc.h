@@ -60,13 +60,18 @@ T decode_root(const V& root, bool strict) {
 
 // Decode JSON text into T. Throws DecodeError (JSON path of each problem) or VersionError.
 // `strict` rejects unknown keys everywhere (Python: loads(..., strict=True)).
+// The parser state is reused across calls on one thread (a per-thread Document), as simdjson
+// recommends: buffers sized for the largest document so far stay allocated.
 template <class T, class Backend = DefaultBackend>
 T decode(std::string_view json, bool strict = false) {
-  typename Backend::Document doc;
+  thread_local typename Backend::Document doc;
   std::optional<typename Backend::Value> root;
   try {
     root = doc.parse(json);
   } catch (detail::Failure& f) {
+    if constexpr (detail::has_fallback<Backend>::value) {
+      if (f.retry_with_fallback) return decode<T, typename Backend::Fallback>(json, strict);
+    }
     throw detail::to_decode_error(f);
   }
   return detail::decode_root<T>(*root, strict);

@@ -196,6 +196,7 @@ struct Issue {
 // Thrown inside the decoder, caught and turned into DecodeError/VersionError at the top.
 struct Failure {
   std::vector<Issue> issues;
+  bool retry_with_fallback = false;  // the backend cannot read this document; its Fallback can
   void prefix(std::string_view segment) {
     for (auto& i : issues) i.path.insert(0, segment);
   }
@@ -346,6 +347,48 @@ class UnknownKeys {
   std::vector<std::string_view> keys_;
 };
 
+// Finds repeated keys while a map is decoded, in O(1) per key without allocating per key: linear
+// scan for small maps, an open-addressing table of positions for large ones.
+class KeyIndex {
+ public:
+  explicit KeyIndex(std::size_t n) {
+    if (n > kLinear) {
+      std::size_t cap = 64;
+      while (cap < 2 * n) cap <<= 1;
+      slots_.assign(cap, kEmpty);
+    }
+  }
+  // The position of `key` in `items` if present, else items.size() (recorded as its position).
+  template <class Items>
+  std::size_t find_or_insert(std::string_view key, const Items& items) {
+    std::size_t end = items.size();
+    if (slots_.empty()) {
+      for (std::size_t j = 0; j < end; ++j)
+        if (items[j].first == key) return j;
+      return end;
+    }
+    std::size_t mask = slots_.size() - 1;
+    for (std::size_t h = hash(key) & mask;; h = (h + 1) & mask) {
+      std::uint32_t s = slots_[h];
+      if (s == kEmpty) {
+        slots_[h] = static_cast<std::uint32_t>(end);
+        return end;
+      }
+      if (items[s].first == key) return s;
+    }
+  }
+
+ private:
+  static constexpr std::size_t kLinear = 16;
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  static std::size_t hash(std::string_view k) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char ch : k) h = (h ^ ch) * 1099511628211ull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+  std::vector<std::uint32_t> slots_;
+};
+
 inline std::string union_arity_message(const char* name, std::vector<std::string_view> members) {
   std::string out = std::string("expected exactly one member of `") + name + "`, got " + std::to_string(members.size());
   if (!members.empty()) {
@@ -359,6 +402,11 @@ inline std::string union_arity_message(const char* name, std::vector<std::string
   }
   return out;
 }
+
+template <class B, class = void>
+struct has_fallback : std::false_type {};
+template <class B>
+struct has_fallback<B, std::void_t<typename B::Fallback>> : std::true_type {};
 
 // How a document type is version-checked on load; specialized in externspec.h for the versioned
 // documents (ExternKernelNodes, ExportedProgram). Unversioned types ignore unknown keys.

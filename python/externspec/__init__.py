@@ -4,8 +4,9 @@ The models are generated from schema/externspec.thrift; `loads`/`dumps` speak to
 """
 
 from ._generated.models import *  # noqa: F403
-from ._generated.models import SCHEMA_VERSION, IDL_CHECKSUM
+from ._generated.models import IDL_CHECKSUM, SCHEMA_VERSION
 from ._generated.models import __all__ as _model_names
+from .cpp_include import get_include
 from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
 from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
 
@@ -34,6 +35,7 @@ __all__ = [
     "VersionError",
     "dump",
     "dumps",
+    "get_include",
     "load",
     "loads",
 ]

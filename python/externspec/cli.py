@@ -11,7 +11,10 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = (
+    "externspec.cli_compat",
+    "externspec.cli_upgrade",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

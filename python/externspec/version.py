@@ -7,10 +7,18 @@
 * ExportedProgram carries torch's export schema version, checked against the torch export major
   the IDL mirrors (`TORCH_EXPORT_SCHEMA_MAJOR`); 0.0 means unversioned, as in torch.
 * Every other type has no version: unknown keys are ignored (torch's behaviour).
+* An older major is upgraded by the registered upgraders (`externspec.upgrade`), then read; with
+  no upgrader it is a `VersionError`.
+
+The reader's version comes from the generated module a model class belongs to, so models
+generated from another IDL revision (a test's 2.0 variant) are checked against their own
+SCHEMA_VERSION with the same code.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +29,10 @@ from .errors import VersionError
 
 SCHEMA_VERSION = models.SCHEMA_VERSION
 BASELINE = models.SchemaVersion(major=1, minor=0)
+BASELINE_VERSION = (1, 0)  # what a document without schema_version (torch-written) is read as
+
+# The command that upgrades a file of an older major (the C++ decoder names it when it refuses one).
+UPGRADE_COMMAND = "externspec upgrade IN OUT"
 
 
 def _fmt(v: models.SchemaVersion | tuple[int, int]) -> str:
@@ -32,12 +44,20 @@ class Policy:
     """How one document type is version-checked."""
 
     forbid_unknown: bool = False  # versioned by externspec: unknown keys are not silently dropped
+    reader: tuple[int, int] = (0, 0)  # the schema version of the models doing the reading
 
     def check(self, model: BaseModel, source: str | None) -> None:
         """Check a decoded document's version (no-op for unversioned types)."""
 
     def raw_version(self, raw: Any) -> tuple[int, int] | None:
         return None
+
+    def model_version(self, model: BaseModel) -> tuple[int, int] | None:
+        return None
+
+    def needs_upgrade(self, doc_version: tuple[int, int] | None) -> bool:
+        """True when a document of `doc_version` (None: torch-written) is of an older major."""
+        return False
 
     def check_raw(self, doc_version: tuple[int, int] | None, unknown: list[tuple[str, str]],
                   source: str | None) -> None:
@@ -48,11 +68,19 @@ def _where(source: str | None) -> str:
     return f"{source}: " if source else ""
 
 
+@dataclass(frozen=True)
 class ExternNodesPolicy(Policy):
     def check(self, model: BaseModel, source: str | None) -> None:
-        v = getattr(model, "schema_version", None)
+        v = self.model_version(model)
         if v is not None:
-            self._check_major((v.major, v.minor), source)
+            self._check_major(v, source)
+
+    def model_version(self, model: BaseModel) -> tuple[int, int] | None:
+        v = getattr(model, "schema_version", None)
+        return None if v is None else (v.major, v.minor)
+
+    def needs_upgrade(self, doc_version: tuple[int, int] | None) -> bool:
+        return (doc_version or BASELINE_VERSION)[0] < self.reader[0]
 
     def raw_version(self, raw: Any) -> tuple[int, int] | None:
         v = raw.get("schema_version") if isinstance(raw, dict) else None
@@ -65,40 +93,55 @@ class ExternNodesPolicy(Policy):
         if doc_version is None:
             return
         self._check_major(doc_version, source)
-        if unknown and doc_version[1] > SCHEMA_VERSION.minor:
+        if unknown and doc_version[1] > self.reader[1]:
             path, msg = unknown[0]
             key = msg.removeprefix("unknown key ").strip("`")
             raise VersionError(
-                f"{_where(source)}{path}: key `{key}` is unknown to schema {_fmt(SCHEMA_VERSION)}; the document "
+                f"{_where(source)}{path}: key `{key}` is unknown to schema {_fmt(self.reader)}; the document "
                 f"was written with schema {_fmt(doc_version)} (a newer minor version that added it): "
                 f"upgrade externspec to read it"
             )
 
-    @staticmethod
-    def _check_major(v: tuple[int, int], source: str | None) -> None:
-        if v[0] != SCHEMA_VERSION.major:
+    def _check_major(self, v: tuple[int, int], source: str | None) -> None:
+        if v[0] > self.reader[0]:
             raise VersionError(
                 f"{_where(source)}$.schema_version: document schema {_fmt(v)} has major version {v[0]}; "
-                f"this reader (schema {_fmt(SCHEMA_VERSION)}) reads major {SCHEMA_VERSION.major} only"
+                f"this reader (schema {_fmt(self.reader)}) reads major {self.reader[0]} only: upgrade externspec"
+            )
+        if v[0] < self.reader[0]:  # reached only when no upgrader applied (wire upgrades first)
+            raise VersionError(
+                f"{_where(source)}$.schema_version: document schema {_fmt(v)} has major version {v[0]}; "
+                f"this reader (schema {_fmt(self.reader)}) reads major {self.reader[0]} only: "
+                f"upgrade the file with `{UPGRADE_COMMAND}`"
             )
 
 
+@dataclass(frozen=True)
 class ExportedProgramPolicy(Policy):
+    torch_major: int = models.TORCH_EXPORT_SCHEMA_MAJOR
+
     def check(self, model: BaseModel, source: str | None) -> None:
         v = model.schema_version  # type: ignore[attr-defined]
-        if (v.major, v.minor) != (0, 0) and v.major != models.TORCH_EXPORT_SCHEMA_MAJOR:
+        if (v.major, v.minor) != (0, 0) and v.major != self.torch_major:
             raise VersionError(
                 f"{_where(source)}$.schema_version: torch export schema {_fmt(v)} is not major "
-                f"{models.TORCH_EXPORT_SCHEMA_MAJOR}, the torch export schema this reader mirrors"
+                f"{self.torch_major}, the torch export schema this reader mirrors"
             )
 
 
-_POLICIES: dict[type[BaseModel], Policy] = {
-    models.ExternKernelNodes: ExternNodesPolicy(forbid_unknown=True),
-    models.ExportedProgram: ExportedProgramPolicy(),
-}
 _UNVERSIONED = Policy()
 
 
+@functools.cache
 def policy_for(type_: type[BaseModel]) -> Policy:
-    return _POLICIES.get(type_, _UNVERSIONED)
+    """The version policy of a generated model class, from the consts of its own module."""
+    module = sys.modules.get(type_.__module__)
+    version = getattr(module, "SCHEMA_VERSION", None)
+    if module is None or version is None:
+        return _UNVERSIONED
+    reader = (version.major, version.minor)
+    if type_.__name__ == "ExternKernelNodes":
+        return ExternNodesPolicy(forbid_unknown=True, reader=reader)
+    if type_.__name__ == "ExportedProgram":
+        return ExportedProgramPolicy(reader=reader, torch_major=module.TORCH_EXPORT_SCHEMA_MAJOR)
+    return _UNVERSIONED

@@ -6,6 +6,8 @@
 * Errors become `DecodeError`s with JSON paths; pydantic's own exceptions never escape.
 * Unknown keys: ignored in torch-written (unversioned) documents, as torch does; rejected with
   `strict=True` everywhere; in versioned documents see `externspec.version`.
+* A versioned document of an older major goes through the registered upgraders
+  (`externspec.upgrade`) and is then validated like any other; the fast path never pays for it.
 * JSON nesting is limited to `MAX_JSON_DEPTH` levels (the limit of pydantic-core's parser); deeper
   documents are a `DecodeError`, never a RecursionError.
 """
@@ -17,12 +19,12 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from . import version
-from .errors import DecodeError
+from . import upgrade, version
+from .errors import DecodeError, VersionError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -131,27 +133,34 @@ def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False,
     `source` names the input in error messages (a file path).
     """
     policy = version.policy_for(type)
-    extra = "forbid" if (strict or policy.forbid_unknown) else None
+    extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
     try:
         with gc_paused():
             model = type.model_validate_json(data, extra=extra)
     except ValidationError as exc:
         errors = decode_errors(type, exc)
-        if policy.forbid_unknown and not strict:
-            return _reread(data, type, errors, policy, source)
+        if policy.forbid_unknown:
+            return _reread(data, type, errors, policy, strict, source)
         raise DecodeError(errors, source) from None
+    doc_version = policy.model_version(model)
+    if policy.needs_upgrade(doc_version):
+        return _load_upgraded(json.loads(data), type, policy, doc_version, strict, source)
     policy.check(model, source)
     return model
 
 
 def _reread(data: str | bytes | bytearray, type: type[M], errors: list[tuple[str, str]],
-            policy: version.Policy, source: str | None) -> M:
+            policy: version.Policy, strict: bool, source: str | None) -> M:
     """A versioned type failed strict validation: decide by the document's version."""
     try:
         raw = json.loads(data)
     except (ValueError, RecursionError):
         raise DecodeError(errors, source) from None
     doc_version = policy.raw_version(raw)
+    if isinstance(raw, dict) and policy.needs_upgrade(doc_version):
+        return _load_upgraded(raw, type, policy, doc_version, strict, source)
+    if strict:
+        raise DecodeError(errors, source) from None
     unknown = [(path, msg) for path, msg in errors if msg.startswith("unknown key")]
     if doc_version is None and len(unknown) == len(errors):
         # Torch-written: unknown keys are ignored, as torch does.
@@ -164,6 +173,29 @@ def _reread(data: str | bytes | bytearray, type: type[M], errors: list[tuple[str
         return model
     policy.check_raw(doc_version, unknown, source)
     raise DecodeError(errors, source) from None
+
+
+def _load_upgraded(raw: dict[str, Any], type: type[M], policy: version.Policy, doc_version: tuple[int, int] | None,
+                   strict: bool, source: str | None) -> M:
+    """Run the upgraders over an older-major document, then validate the result as the reader's
+    own version (unknown keys still ignored in a torch-written document, as torch does)."""
+    start = doc_version or version.BASELINE_VERSION
+    upgraded = upgrade.upgrade(raw, type.__name__, start, policy.reader[0], copy=False, source=source)
+    lenient = doc_version is None and not strict  # torch-written: unknown keys ignored, as torch does
+    try:
+        with gc_paused():
+            model = type.model_validate_json(json.dumps(upgraded),
+                                             extra=None if lenient else "forbid")
+    except ValidationError as exc:
+        how = f"after upgrading schema {start[0]}.{start[1]} to {policy.reader[0]}.0"
+        errors = [(path, f"{msg} ({how})") for path, msg in decode_errors(type, exc)]
+        unknown = [(path, msg) for path, msg in errors if msg.startswith("unknown key")]
+        if unknown and not strict:
+            raise VersionError(f"{source + ': ' if source else ''}{unknown[0][0]}: {unknown[0][1]}: the document "
+                               f"carries a field the upgraders do not know") from None
+        raise DecodeError(errors, source) from None
+    policy.check(model, source)
+    return model
 
 
 def load(path: str | os.PathLike[str], type: type[M], *, strict: bool = False) -> M:

@@ -26,7 +26,7 @@ from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I8, I16, I32, I64, OMIT_IF_NONE, Struct, Union
+from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, Union
 
 IDL_CHECKSUM: Final = "ccb9669de065e4540725ea0c1216d52c600dbe1e5b7f01b780b93fdfd096f5df"
 

@@ -1,0 +1,114 @@
+"""Python decode/encode of ExportedPrograms: externspec vs torch._export.serde vs msgspec.
+
+Each measurement runs in a fresh subprocess (so peak RSS is its own), with the garbage collector
+paused for every contender alike. torch's decode is `json.loads` + `_dict_to_dataclass` (its
+schema deserializer, what externspec replaces), its encode `_to_json_bytes`; msgspec is a typed
+decode into Structs built from the same IDL. Best of REPEATS runs.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = (1_000, 10_000, 100_000)
+TORCH_MAX_NODES = 10_000  # torch's decode of 100k nodes takes minutes: measured up to 10k
+REPEATS = 3
+
+
+def _document(nodes: int) -> bytes:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.gen_program import make_exported_program
+
+    return json.dumps(make_exported_program(nodes, seed=nodes)).encode()
+
+
+def _best(fn: Any, repeats: int = REPEATS) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - start)
+        finally:
+            gc.enable()
+    return best
+
+
+def measure(impl: str, nodes: int) -> dict[str, float]:
+    """One contender on one size, in this process (called in a fresh subprocess)."""
+    data = _document(nodes)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if impl == "externspec":
+        import externspec as es
+
+        decode = _best(lambda: es.loads(data, es.ExportedProgram))
+        model = es.loads(data, es.ExportedProgram)
+        encode = _best(lambda: es.dumps(model))
+    elif impl == "torch":
+        from torch._export.serde import schema, serialize
+
+        repeats = 1 if nodes >= 10_000 else REPEATS  # tens of seconds a run
+        decode = _best(lambda: serialize._dict_to_dataclass(schema.ExportedProgram, json.loads(data)), repeats)
+        obj = serialize._dict_to_dataclass(schema.ExportedProgram, json.loads(data))
+        encode = _best(lambda: serialize._to_json_bytes(obj), repeats)
+    elif impl == "msgspec":
+        import msgspec
+
+        sys.path.insert(0, str(ROOT))
+        from benchmarks.msgspec_models import build
+
+        models = build()
+        decoder = msgspec.json.Decoder(models.ExportedProgram)
+        decode = _best(lambda: decoder.decode(data))
+        obj = decoder.decode(data)
+        encode = _best(lambda: msgspec.json.encode(obj))
+    else:
+        raise ValueError(impl)
+    peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
+    return {"decode": decode, "encode": encode, "peak_mb": peak_mb, "mb": len(data) / 1e6}
+
+
+def _run_isolated(impl: str, nodes: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, impl, str(nodes)], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run() -> list[str]:
+    lines = [
+        "Python wire: ExportedProgram decode+validate and encode (best of 3; torch at 10k: 1 run; GC paused for all)",
+        f"{'nodes':>7} {'MB':>6} | {'es dec s':>8} {'es enc s':>8} {'us/node':>7} {'peak MB':>7} | "
+        f"{'torch dec':>9} {'dec x':>6} {'torch enc':>9} {'enc x':>6} | {'msgspec dec':>11} {'vs msgspec':>10}",
+    ]
+    for nodes in SIZES:
+        es = _run_isolated("externspec", nodes)
+        ms = _run_isolated("msgspec", nodes)
+        row = (f"{nodes:>7} {es['mb']:>6.1f} | {es['decode']:>8.3f} {es['encode']:>8.3f} "
+               f"{1e6 * es['decode'] / nodes:>7.1f} {es['peak_mb']:>7.0f} | ")
+        if nodes <= TORCH_MAX_NODES:
+            th = _run_isolated("torch", nodes)
+            row += (f"{th['decode']:>9.3f} {th['decode'] / es['decode']:>5.1f}x "
+                    f"{th['encode']:>9.3f} {th['encode'] / es['encode']:>5.1f}x | ")
+        else:
+            row += f"{'-':>9} {'-':>6} {'-':>9} {'-':>6} | "
+        row += f"{ms['decode']:>11.3f} {ms['decode'] / es['decode']:>9.2f}x"
+        lines.append(row)
+    lines.append("targets: decode >= 25x torch, >= 0.30x msgspec (msgspec time / externspec time); "
+                 "encode >= 5x torch; us/node flat across sizes (linear cost)")
+    return lines
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3:
+        print(json.dumps(measure(sys.argv[1], int(sys.argv[2]))))
+    else:
+        print("\n".join(run()))

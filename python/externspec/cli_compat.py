@@ -1,0 +1,88 @@
+"""`externspec compat OLD.thrift NEW.thrift`: classify every schema change and check the bump.
+
+Exit 0 when the SCHEMA_VERSION change matches what the changes require, 1 otherwise (the
+numbered options say how to fix it), 2 on usage errors. `--against REV` reads the old revision
+of NEW.thrift from git, so a project that vendors the IDL can run the check in its CI:
+
+    externspec compat --against origin/main schema/externspec.thrift
+
+The checker lives in externspec.codegen (it needs thriftpy2: `pip install externspec[codegen]`);
+it is imported only when this command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+NAME = "compat"
+HELP = "check a schema change against the version bump it requires"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="THRIFT",
+                   help="OLD.thrift NEW.thrift, or only NEW.thrift with --against")
+    p.add_argument("--against", metavar="REV", help="git revision holding the old version of NEW.thrift")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--at-least", action="store_true",
+                   help="accept any version at least as big as required (OLD is an older release, not the last)")
+    p.add_argument("--old-version", metavar="M.N", type=_version,
+                   help="version of OLD when its IDL declares no SCHEMA_VERSION (e.g. torch's)")
+    p.add_argument("--new-version", metavar="M.N", type=_version, help="likewise for NEW")
+    p.add_argument("--no-version-const", action="store_true",
+                   help="do not require a SCHEMA_VERSION const in the IDLs (pass the versions instead)")
+
+
+def _version(text: str) -> tuple[int, int]:
+    try:
+        major, minor = (int(x) for x in text.split("."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected MAJOR.MINOR, got {text!r}") from None
+    return major, minor
+
+
+def git_show(rev: str, path: Path) -> tuple[str, str]:
+    """The text of `path` at git revision `rev`, and a display name `REV:relpath`."""
+    path = path.resolve()
+    top = subprocess.run(["git", "-C", str(path.parent), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True)
+    if top.returncode != 0:
+        raise ValueError(f"{path}: not inside a git repository ({top.stderr.strip()})")
+    rel = path.relative_to(Path(top.stdout.strip()).resolve()).as_posix()
+    shown = subprocess.run(["git", "-C", top.stdout.strip(), "show", f"{rev}:{rel}"], capture_output=True, text=True)
+    if shown.returncode != 0:
+        raise ValueError(f"cannot read {rel} at revision {rev!r}: {shown.stderr.strip()}")
+    return shown.stdout, f"{rev}:{rel}"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from externspec.codegen import compat
+    except ImportError as e:  # pragma: no cover - depends on the install
+        print(f"externspec compat needs the code generator's dependencies ({e}): "
+              "pip install 'externspec[codegen]'", file=sys.stderr)
+        return 1
+    files = [Path(f) for f in args.files]
+    expected = 1 if args.against else 2
+    if len(files) != expected:
+        usage = "NEW.thrift with --against REV" if args.against else "OLD.thrift NEW.thrift"
+        print(f"externspec compat: expected {usage}, got {len(files)} file(s)", file=sys.stderr)
+        return 2
+    require_version = not args.no_version_const
+    try:
+        if args.against:
+            text, display = git_show(args.against, files[0])
+            old = compat.load(files[0], display, text=text, require_version=require_version)
+        else:
+            old = compat.load(files[0], str(files[0]), require_version=require_version)
+        new = compat.load(files[-1], str(files[-1]), require_version=require_version)
+    except (OSError, ValueError, compat.SchemaError) as e:
+        print(e, file=sys.stderr)
+        return 1
+    report = compat.compare(old, new, at_least=args.at_least,
+                            old_version=args.old_version, new_version=args.new_version)
+    print(report.json_text() if args.json else report.text())
+    return 0 if report.ok else 1
+

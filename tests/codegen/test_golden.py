@@ -1,0 +1,44 @@
+"""Golden tests: each small IDL under cases/<feature>/ against every emitter's expected output.
+
+Refresh the expected files with `pytest tests/codegen --update-golden`, then review the diff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from externspec.codegen import lint, parse_text
+from externspec.codegen.generate import default_targets
+
+CASES = Path(__file__).parent / "cases"
+EMITTERS = {t.name: t.emit for t in default_targets(Path("."))}
+
+
+def case_outputs(case: Path) -> dict[Path, str]:
+    text = (case / "schema.thrift").read_text()
+    schema = parse_text(text, f"cases/{case.name}/schema.thrift")
+    lint(schema, text, require_version=False)
+    return {
+        case / "expected" / emitter / name: output
+        for emitter, emit in EMITTERS.items()
+        for name, output in emit(schema).items()
+    }
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir()))
+def test_golden(case: str, update_golden: bool) -> None:
+    outputs = case_outputs(CASES / case)
+    if update_golden:
+        for path, text in outputs.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    for path, text in outputs.items():
+        assert path.exists(), f"{path} is missing: run pytest tests/codegen --update-golden"
+        assert path.read_text() == text, f"{path} is stale: run pytest tests/codegen --update-golden and review"
+
+
+def test_output_is_deterministic() -> None:
+    for case in CASES.iterdir():
+        assert case_outputs(case) == case_outputs(case)

@@ -1,0 +1,86 @@
+"""The lint pass: what thriftpy2 accepts but externspec cannot honour, each with file:line:col."""
+
+from __future__ import annotations
+
+import pytest
+
+from externspec.codegen import SchemaError, lint, parse_text
+
+VERSION = 'struct SchemaVersion { 10: i64 major; 20: i64 minor; }\n' \
+          'const SchemaVersion SCHEMA_VERSION = {"major": 1, "minor": 0}\n'
+
+
+def problems(idl: str) -> list[str]:
+    text = VERSION + idl
+    try:
+        lint(parse_text(text, "t.thrift"), text)
+    except SchemaError as e:
+        return str(e).splitlines()
+    return []
+
+
+@pytest.mark.parametrize(
+    ("idl", "expected"),
+    [
+        ("enum E {\n  A = 1,\n  B = 1,\n}", 't.thrift:5:3: duplicate enum value 1 in enum "E": "B" and "A"'),
+        ("struct S {\n  70000: i64 x;\n}", 't.thrift:4:3: field id 70000 of "S.x" is out of range 1..32767'),
+        ("struct S {\n  i64 x;\n}", 't.thrift:4:7: field "x" of struct "S" needs an explicit id in 1..32767'),
+        ("union U {\n  1: required i64 a;\n}", 't.thrift:4:3: union member "U.a" may not be required'),
+        ("union U {\n  1: i64 a = 3;\n}", 't.thrift:4:3: union member "U.a" may not have a default'),
+        ("union U {\n  1: i64 value;\n}", 't.thrift:4:3: union member name "value" in "U" is reserved'),
+        ("struct S {\n  1: map<i64, string> m;\n}",
+         't.thrift:4:3: field "S.m": map key type i64 is not string (JSON object keys are strings)'),
+        ("struct S {\n  1: binary b;\n}",
+         't.thrift:4:3: field "S.b": binary is not supported by the JSON wire format'),
+        ("struct S {\n  1: i64 model_config;\n}",
+         't.thrift:4:3: field name "model_config" in "S" is reserved by the Python models'),
+        ("struct S {\n  1: i64 auto;\n}", 't.thrift:4:3: field name "auto" in "S" is a reserved word'),
+        ("struct S {\n  1: i64 a;\n}\nunion S {\n  1: i64 b;\n}",
+         't.thrift:6:7: type "S" is declared twice (first at line 3)'),
+        ("struct S {\n  1: i64 a (json.omitt = \"1\");\n}",
+         't.thrift:4:3: unknown annotation "json.omitt" on field "S.a"'),
+        ("struct S {\n  1: i64 a (json.omit_if_null = \"true\");\n}",
+         't.thrift:4:3: json.omit_if_null needs an optional field ("S.a")'),
+    ],
+)
+def test_each_rule_reports_a_located_error(idl: str, expected: str) -> None:
+    assert expected in problems(idl)
+
+
+def test_every_problem_is_reported_in_file_order() -> None:
+    found = problems("struct S {\n  1: i64 auto;\n  2: map<i64, i64> m;\n}")
+    assert found == [
+        't.thrift:4:3: field name "auto" in "S" is a reserved word',
+        't.thrift:5:3: field "S.m": map key type i64 is not string (JSON object keys are strings)',
+    ]
+
+
+def test_missing_schema_version_is_reported() -> None:
+    text = "struct S {\n  1: i64 a;\n}"
+    with pytest.raises(SchemaError, match=r"t\.thrift:1:1: missing const SchemaVersion SCHEMA_VERSION"):
+        lint(parse_text(text, "t.thrift"), text)
+
+
+@pytest.mark.parametrize(
+    ("idl", "expected"),
+    [
+        ("struct S {\n  1: i64 from;\n}", "t.thrift:2:10: Cannot use reserved language keyword: 'from'"),
+        ("struct S {\n  1: Missing m;\n}", "t.thrift:2"),
+        ("struct S {\n  1: i64 a\n  1: i64 b;\n}", "t.thrift"),
+        ("struct S {", "Grammar error at EOF"),
+    ],
+)
+def test_syntax_errors_are_located(idl: str, expected: str) -> None:
+    with pytest.raises(SchemaError) as info:
+        parse_text(idl, "t.thrift")
+    assert expected in str(info.value)
+    assert "at line" not in str(info.value)
+
+
+def test_the_project_idl_is_clean() -> None:
+    from pathlib import Path
+
+    from externspec.codegen import load_schema
+
+    schema = load_schema(str(Path(__file__).parents[2] / "schema/externspec.thrift"))
+    assert schema.schema_version() == (1, 0)

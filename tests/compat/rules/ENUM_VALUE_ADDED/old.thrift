@@ -1,0 +1,6 @@
+// compat fixture for [ENUM_VALUE_ADDED]: the old revision
+enum Color {
+  RED = 0,
+  GREEN = 1,
+  BLUE = 2,
+}

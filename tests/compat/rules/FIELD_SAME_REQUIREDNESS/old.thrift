@@ -1,0 +1,5 @@
+// compat fixture for [FIELD_SAME_REQUIREDNESS]: the old revision
+struct Device {
+  10: string type;
+  20: optional i64 index;
+}

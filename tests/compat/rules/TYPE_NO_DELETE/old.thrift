@@ -1,0 +1,9 @@
+// compat fixture for [TYPE_NO_DELETE]: the old revision
+struct Device {
+  10: string type;
+  20: optional i64 index;
+}
+
+struct Extra {
+  10: string name;
+}

@@ -1,0 +1,5 @@
+// compat fixture for [UNION_MEMBER_ADDED]: the old revision
+union Arg {
+  10: i64 as_int;
+  20: string as_string;
+}

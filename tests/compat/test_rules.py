@@ -1,0 +1,53 @@
+"""One fixture pair per compatibility rule (tests/compat/rules/<RULE_ID>/old.thrift, new.thrift)
+and the exact findings expected (expected.txt: every finding line, then the required bump).
+
+Refresh the expected files after an intended message change with
+`EXTERNSPEC_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/compat/test_rules.py`, then review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from externspec.codegen import compat
+
+RULES_DIR = Path(__file__).parent / "rules"
+CASES = sorted(p.name for p in RULES_DIR.iterdir() if p.is_dir())
+UPDATE = os.environ.get("EXTERNSPEC_UPDATE_GOLDEN") == "1"
+
+
+def _run(case: str) -> tuple[compat.Report, str]:
+    d = RULES_DIR / case
+    old = compat.load(d / "old.thrift", "old.thrift", require_version=False)
+    new = compat.load(d / "new.thrift", "new.thrift", require_version=False)
+    report = compat.compare(old, new)
+    text = "\n".join([*(str(f) for f in report.findings), f"required: {report.required}"]) + "\n"
+    return report, text
+
+
+def test_every_rule_has_a_fixture() -> None:
+    assert sorted(compat.RULES) == CASES
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_rule_fixture(case: str) -> None:
+    report, text = _run(case)
+    expected_file = RULES_DIR / case / "expected.txt"
+    if UPDATE:
+        expected_file.write_text(text, encoding="utf-8")
+    assert text == expected_file.read_text(encoding="utf-8")
+    # The fixture exercises its own rule, and the required bump is that of the worst finding.
+    assert case in {f.rule for f in report.findings}
+    assert report.required == max(f.bump for f in report.findings)
+    assert compat.RULES[case].bump <= report.required
+
+
+def test_rules_are_documented() -> None:
+    for r in compat.RULES.values():
+        assert r.purpose and "\n" not in r.purpose, r.id
+        assert r.categories, r.id
+        if r.bump >= compat.Bump.MAJOR:
+            assert r.remedy, f"{r.id} needs a remedy: it fails the check"
