@@ -12,10 +12,11 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import externspec as es
 import pytest
 import torch
 from support import cpp_models as cm
+
+import externspec as es
 
 pytestmark = pytest.mark.slow
 

@@ -11,11 +11,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-import externspec as es
 import pytest
 import torch
 from support import custom_ops as co
 from test_runtime import CALLS, flat_tensors
+
+import externspec as es
 
 pytestmark = pytest.mark.slow
 

@@ -34,12 +34,13 @@ from typing import Any
 import torch
 
 from ._generated.models import ExternKernelNodes
+from .cpp_include import get_include
 from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
 from .wire import dumps
 
 _HERE = Path(__file__).resolve().parent
 CSRC = _HERE / "csrc"
-INCLUDE = _HERE / "include"
+INCLUDE = Path(get_include())
 _SOURCES = ("abi.cpp", "enums.cpp", "executor.cpp", "aoti_runner.cpp", "module.cpp")
 # Lean headers (no <torch/extension.h>): ~3x faster to compile. -O2 as the wrapper code itself.
 CFLAGS = ("-O2", "-fvisibility=hidden")

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from externspec.cpp import cache_dir
 from torch.export import Dim
+
+from externspec.cpp import cache_dir
 
 from . import custom_ops as co
 
