@@ -54,8 +54,8 @@ def _package(op: torch._ops.OpOverload, calls: int) -> Path:
     with open(out / f"bench-chain{calls}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not path.exists():
-            x = torch.randn(8)
-            ep = torch.export.export(Chain(op, calls), (x, x))
+            # Two distinct tensors: export treats one tensor passed twice as one aliased input.
+            ep = torch.export.export(Chain(op, calls), (torch.randn(8), torch.randn(8)))
             tmp = path.with_suffix(".tmp.pt2")
             torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp))
             tmp.rename(path)
@@ -86,7 +86,7 @@ def run() -> list[str]:
         theirs = torch._inductor.aoti_load_package(str(path))
         ours = es.cpp.AOTIRunner(path)
         if calls == CALLS:
-            assert torch.equal(ours(x, y), want) and torch.equal(theirs(x, y), want)
+            assert torch.equal(ours(x, y), want) and torch.equal(theirs(x, y), want), "runners disagree with eager"
         loader, impl = theirs.loader, ours._impl
         # Interleave the two runners so machine noise hits both alike.
         t_torch, t_ours = [], []

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 import torch
-from support import cpp_models as cm
 
 import externspec as es
+from tests.support import cpp_models as cm
 
 pytestmark = pytest.mark.slow
 
