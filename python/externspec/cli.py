@@ -14,6 +14,7 @@ import sys
 SUBCOMMANDS: tuple[str, ...] = (
     "externspec.cli_compat",
     "externspec.cli_upgrade",
+    "externspec.cli_check_spec",
 )
 
 
