@@ -204,6 +204,8 @@ def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
         for f in target.fields:
             if f.name in given:
                 parts.append(_literal(schema, f.type, given[f.name]))
+            elif f.has_default and not f.is_optional:
+                parts.append(_literal(schema, f.type, f.default))
             else:
                 parts.append("{}")
         return f"{t.name}{{{', '.join(parts)}}}"
@@ -212,9 +214,9 @@ def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
         return "{" + ", ".join(_literal(schema, t.args[0], v) for v in value) + "}"
     if t.kind == "map":
         assert isinstance(value, ir.ConstMap)
-        if value.items:
-            raise ValueError("non-empty map defaults are not supported by the C++ emitter")
-        return "{}"
+        return "{" + ", ".join(
+            f"{{{_literal(schema, t.args[0], k)}, {_literal(schema, t.args[1], v)}}}" for k, v in value.items
+        ) + "}"
     if t.name == "bool":
         return "true" if value else "false"
     if t.name == "double":

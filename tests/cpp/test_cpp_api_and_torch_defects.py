@@ -6,12 +6,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import externspec as es
 import pytest
 import torch
-from conftest import CACHE, ROOT
+
+import externspec as es
 from externspec._cppbuild import build
 from externspec.cpp_include import compile_flags
+from tests.cpp.harness import CACHE, ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -13,13 +13,14 @@ import typing
 from pathlib import Path
 from typing import Any
 
-import externspec as es
 import pytest
-from externspec._modelbase import I64_MAX, I64_MIN
-from externspec._modelbase import Union as UnionModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
+
+import externspec as es
+from externspec._modelbase import I64_MAX, I64_MIN
+from externspec._modelbase import Union as UnionModel
 
 pytestmark = pytest.mark.slow
 

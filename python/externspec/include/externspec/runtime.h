@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -101,6 +102,11 @@ class OrderedMap {
   using value_type = std::pair<std::string, V>;
   using iterator = typename std::vector<value_type>::iterator;
   using const_iterator = typename std::vector<value_type>::const_iterator;
+
+  OrderedMap() = default;
+  OrderedMap(std::initializer_list<value_type> items) {
+    for (const auto& [k, v] : items) insert_or_assign(k, v);
+  }
 
   iterator begin() { return items_.begin(); }
   iterator end() { return items_.end(); }
