@@ -39,3 +39,12 @@ __all__ = [
     "load",
     "loads",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`es.cpp` (the C++ executor) is imported on first access: it builds a torch extension."""
+    if name == "cpp":
+        import importlib
+
+        return importlib.import_module(".cpp", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

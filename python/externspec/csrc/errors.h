@@ -1,0 +1,30 @@
+// The executor's errors, under externspec::Error (Python: externspec.ExternSpecError). The Python
+// binding maps each to the class of the same name in externspec.errors, so the C++ and Python
+// executors raise the same kinds for the same bad inputs.
+#pragma once
+
+#include <externspec/runtime.h>
+
+namespace externspec::cpp {
+
+// A node does not match the op it names (load time): unknown op, missing, unknown or retyped
+// argument, changed returns.
+class SpecMismatchError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A call's flat arrays do not match the node's plan (call time), or an int/list return differs
+// from what the compiled caller was specialized on.
+class CallError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A value or type the extern-kernel ABI cannot carry.
+class UnsupportedError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace externspec::cpp

@@ -1,0 +1,568 @@
+#include "executor.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
+
+#include <sstream>
+#include <unordered_set>
+#include <utility>
+
+#include "abi.h"
+#include "enums.h"
+#include "errors.h"
+
+namespace externspec::cpp {
+namespace {
+
+// Node metadata keys written by the exporter (python/externspec/export.py).
+constexpr std::string_view kOpSchemaKey = "externspec.op_schema";
+constexpr std::string_view kWrappedNumbersKey = "externspec.wrapped_numbers";
+constexpr std::string_view kCustomOpKey = "torch_library_custom_op";
+
+thread_local std::exception_ptr last_error;
+
+template <class T>
+std::string str_of(const T& value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty()) return false;
+  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  if (!alpha(s[0])) return false;
+  for (char c : s)
+    if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
+  return true;
+}
+
+// `ns::op` or `ns::op.overload` -> its OperatorHandle. Only a registry lookup: the parts must be
+// identifiers, and nothing is loaded or evaluated. Throws SpecMismatchError (with `why`).
+c10::OperatorHandle resolve_op(const std::string& label, const std::string& target, bool custom_op) {
+  auto sep = target.find("::");
+  std::string_view ns, rest, name, overload;
+  if (sep != std::string::npos) {
+    ns = std::string_view(target).substr(0, sep);
+    rest = std::string_view(target).substr(sep + 2);
+    auto dot = rest.find('.');
+    name = rest.substr(0, dot);
+    overload = dot == std::string_view::npos ? std::string_view("default") : rest.substr(dot + 1);
+    if (overload.empty()) overload = "default";
+  }
+  if (sep == std::string::npos || !is_identifier(ns) || !is_identifier(name) || !is_identifier(overload))
+    throw SpecMismatchError(label + ": `" + target + "` is not of the form ns::op or ns::op.overload");
+  c10::OperatorName op_name(std::string(ns) + "::" + std::string(name),
+                            overload == "default" ? std::string() : std::string(overload));
+  auto handle = c10::Dispatcher::singleton().findSchema(op_name);
+  if (!handle) {
+    std::string hint = custom_op ? " (a torch.library.custom_op: define it in Python before loading)" : "";
+    throw SpecMismatchError(label + ": no op `" + target +
+                            "` is registered (load the library that defines it first)" + hint);
+  }
+  return *handle;
+}
+
+const std::string* metadata(const Node& node, std::string_view key) {
+  auto it = node.metadata.find(key);
+  return it == node.metadata.end() ? nullptr : &it->second;
+}
+
+std::string join(const std::vector<std::string_view>& items, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string return_types(const std::vector<c10::Argument>& returns) {
+  std::string out;
+  for (std::size_t i = 0; i < returns.size(); ++i) {
+    if (i) out += ", ";
+    out += arg_type(returns[i].real_type()).str();
+  }
+  return out.empty() ? "()" : out;
+}
+
+c10::IValue number_list(const std::vector<c10::IValue>& items) {
+  c10::impl::GenericList list(c10::NumberType::get());
+  list.reserve(items.size());
+  for (const auto& i : items) list.push_back(i);
+  return list;
+}
+
+// A static argument's IValue, shaped by the schema type (a `Scalar[]` is a generic list of
+// numbers, a `float[]` a double list). Throws UnsupportedError.
+c10::IValue static_value(const ArgType& at, const Argument& arg, const CustomObjects& objects) {
+  switch (arg.tag()) {
+    case Argument::Tag::as_none: return c10::IValue();
+    case Argument::Tag::as_float: return c10::IValue(arg.as_float());
+    case Argument::Tag::as_bool: return c10::IValue(arg.as_bool());
+    case Argument::Tag::as_string: return c10::IValue(arg.as_string());
+    case Argument::Tag::as_complex:
+      return c10::IValue(c10::complex<double>(arg.as_complex().real, arg.as_complex().imag));
+    case Argument::Tag::as_floats: {
+      if (at.base == "Scalar") {
+        std::vector<c10::IValue> items(arg.as_floats().begin(), arg.as_floats().end());
+        return number_list(items);
+      }
+      return c10::IValue(c10::List<double>(arg.as_floats()));
+    }
+    case Argument::Tag::as_bools: {
+      if (at.base == "Scalar") {
+        std::vector<c10::IValue> items;
+        for (bool b : arg.as_bools()) items.emplace_back(b);
+        return number_list(items);
+      }
+      c10::List<bool> list;
+      for (bool b : arg.as_bools()) list.push_back(b);
+      return c10::IValue(std::move(list));
+    }
+    case Argument::Tag::as_strings: return c10::IValue(c10::List<std::string>(arg.as_strings()));
+    case Argument::Tag::as_scalar_type: return c10::IValue(to_c10(arg.as_scalar_type()));
+    case Argument::Tag::as_layout: return c10::IValue(to_c10(arg.as_layout()));
+    case Argument::Tag::as_memory_format: return c10::IValue(to_c10(arg.as_memory_format()));
+    case Argument::Tag::as_device: return c10::IValue(to_c10(arg.as_device()));
+    case Argument::Tag::as_custom_obj: {
+      const auto& ref = arg.as_custom_obj();
+      auto it = objects.find(ref.name);
+      if (it == objects.end())
+        throw UnsupportedError("no custom object named `" + ref.name + "` (" + ref.class_fqn +
+                               ") was given to the executor");
+      const auto& type = it->second.type();
+      if (ref.class_fqn != at.class_type->str())
+        throw UnsupportedError("the spec names class `" + ref.class_fqn + "`, the op takes `" +
+                               at.class_type->str() + "`");
+      if (!type->isSubtypeOf(*at.class_type))
+        throw UnsupportedError("custom object `" + ref.name + "` is a `" + type->str() + "`, the op takes `" +
+                               at.class_type->str() + "`");
+      return it->second;
+    }
+    default:
+      throw UnsupportedError("member `" + std::string(arg.type()) + "` cannot be an input");
+  }
+}
+
+// A torch-written enum default in c10's numbering (`as_int` for a ScalarType/Layout/MemoryFormat).
+c10::IValue c10_enum_value(const ArgType& at, std::int64_t v) {
+  if (at.base == "ScalarType") return c10::IValue(scalar_type_from_c10(v));
+  if (at.base == "Layout") return c10::IValue(layout_from_c10(v));
+  return c10::IValue(memory_format_from_c10(v));
+}
+
+struct Counters {
+  std::uint32_t tensors = 0, ints = 0;
+};
+
+// Either a static IValue (returned) or a Fill appended to `plan.fills` (placeholder returned).
+c10::IValue static_or_fill(const std::string& label, const c10::Argument& p, const ArgType& at, const Argument& arg,
+                           std::uint32_t stack_index, bool wrapped, Counters& n, NodePlan& plan,
+                           const CustomObjects& objects) {
+  auto fill = [&](FillKind kind, std::uint32_t start, std::uint32_t count, std::vector<bool> pattern = {}) {
+    plan.fills.push_back(Fill{stack_index, kind, start, count, std::move(pattern), p.name()});
+    return c10::IValue();
+  };
+  switch (arg.tag()) {
+    case Argument::Tag::as_int:
+      if (at.is_enum()) {
+        try {
+          return c10_enum_value(at, arg.as_int());
+        } catch (const UnsupportedError& e) {
+          throw SpecMismatchError(label + ": argument `" + p.name() + "` (as_int, c10 " + at.base + "): " + e.what());
+        }
+      }
+      return fill(FillKind::Int, n.ints++, 1);
+    case Argument::Tag::as_sym_int: return fill(FillKind::Int, n.ints++, 1);
+    case Argument::Tag::as_tensor:
+      return fill(wrapped ? FillKind::Wrapped : FillKind::Tensor, n.tensors++, 1);
+    case Argument::Tag::as_tensors: {
+      auto count = static_cast<std::uint32_t>(arg.as_tensors().size());
+      if (at.elem_optional) {
+        fill(FillKind::OptTensors, n.tensors, count, std::vector<bool>(count, true));
+      } else {
+        fill(FillKind::Tensors, n.tensors, count);
+      }
+      n.tensors += count;
+      return c10::IValue();
+    }
+    case Argument::Tag::as_optional_tensors: {
+      std::vector<bool> pattern;
+      std::uint32_t count = 0;
+      for (const auto& item : arg.as_optional_tensors()) {
+        pattern.push_back(item.is_as_tensor());
+        count += item.is_as_tensor();
+      }
+      fill(FillKind::OptTensors, n.tensors, count, std::move(pattern));
+      n.tensors += count;
+      return c10::IValue();
+    }
+    case Argument::Tag::as_ints:
+    case Argument::Tag::as_sym_ints: {
+      auto count = static_cast<std::uint32_t>(arg.is_as_ints() ? arg.as_ints().size() : arg.as_sym_ints().size());
+      fill(at.base == "Scalar" ? FillKind::ScalarInts : FillKind::Ints, n.ints, count);
+      n.ints += count;
+      return c10::IValue();
+    }
+    default:
+      try {
+        return static_value(at, arg, objects);
+      } catch (const UnsupportedError& e) {
+        throw SpecMismatchError(label + ": argument `" + p.name() + "` (" + std::string(arg.type()) + "): " + e.what());
+      }
+  }
+}
+
+void check_omitted(const std::string& label, const c10::Argument& p, const ArgType& at, const c10::Argument* exported) {
+  if (!p.default_value()) {
+    std::string added = exported == nullptr ? " (added to the op after export?)" : "";
+    throw SpecMismatchError(label + ": argument `" + p.name() + "` of type `" + at.str() +
+                            "` has no default in the runtime op schema and the spec does not give it" + added);
+  }
+  if (exported != nullptr && exported->default_value()) {
+    const auto& before = *exported->default_value();
+    const auto& now = *p.default_value();
+    auto before_type = arg_type(exported->real_type()).str();
+    if (!(before == now) || before_type != at.str())
+      throw SpecMismatchError(label + ": argument `" + p.name() + "` was omitted as equal to its default `" +
+                              str_of(before) + "` (type `" + before_type + "`) at export, but the runtime default is `" +
+                              str_of(now) + "` (type `" + at.str() + "`)");
+  }
+}
+
+void check_member(const std::string& label, const c10::Argument& p, const ArgType& at, const Argument& arg,
+                  const c10::Argument* exported) {
+  std::string_view member = arg.type();
+  if (!at.supported() && member != "as_none")
+    throw SpecMismatchError(label + ": argument `" + p.name() + "` has runtime type `" + at.str() +
+                            "`, which the extern-kernel ABI cannot carry");
+  if (at.accepts(member)) return;
+  std::string was = exported ? "type `" + arg_type(exported->real_type()).str() + "` at export, " : "";
+  auto want = at.members();
+  if (at.optional) want.push_back("as_none");
+  throw SpecMismatchError(label + ": argument `" + p.name() + "` is `" + std::string(member) + "` in the spec (" + was +
+                          "runtime type `" + at.str() + "` accepts " + join(want, ", ") + ")");
+}
+
+void plan_outputs(const std::string& label, const c10::FunctionSchema& schema,
+                  const std::optional<c10::FunctionSchema>& exported, const Node& node, NodePlan& plan,
+                  std::vector<std::int64_t>& int_returns) {
+  const auto& returns = schema.returns();
+  const auto& outs = node.outputs;
+  auto runtime_types = return_types(returns);
+  if (exported) {
+    auto export_types = return_types(exported->returns());
+    if (export_types != runtime_types)
+      throw SpecMismatchError(label + ": the op's returns changed since export: (" + export_types + ") at export, (" +
+                              runtime_types + ") now");
+  }
+  if (outs.size() != returns.size()) {
+    std::vector<std::string_view> members;
+    for (const auto& o : outs) members.push_back(o.type());
+    throw SpecMismatchError(label + ": the spec has " + std::to_string(outs.size()) + " outputs (" +
+                            (members.empty() ? std::string("none") : join(members, ", ")) +
+                            ") but the runtime op returns (" + runtime_types + ")");
+  }
+  std::uint32_t t0 = static_cast<std::uint32_t>(plan.num_input_tensors), n_tensors = 0;
+  std::uint32_t i0 = static_cast<std::uint32_t>(plan.num_input_ints);
+  for (std::size_t i = 0; i < returns.size(); ++i) {
+    auto at = arg_type(returns[i].real_type());
+    auto want = at.return_member();
+    if (want.empty())
+      throw SpecMismatchError(label + ": return " + std::to_string(i) + " has runtime type `" + at.str() +
+                              "`, which the ABI cannot return");
+    const Argument& out = outs[i];
+    if (out.type() != want)
+      throw SpecMismatchError(label + ": output " + std::to_string(i) + " is `" + std::string(out.type()) +
+                              "` in the spec, but runtime return type `" + at.str() + "` is `" + std::string(want) + "`");
+    switch (out.tag()) {
+      case Argument::Tag::as_tensor:
+        plan.outputs.push_back({OutKind::Tensor, t0 + n_tensors, 1});
+        n_tensors += 1;
+        break;
+      case Argument::Tag::as_tensors: {
+        auto count = static_cast<std::uint32_t>(out.as_tensors().size());
+        plan.outputs.push_back({OutKind::Tensors, t0 + n_tensors, count});
+        n_tensors += count;
+        break;
+      }
+      case Argument::Tag::as_optional_tensor: {
+        std::uint32_t present = out.as_optional_tensor().is_as_tensor() ? 1 : 0;
+        plan.outputs.push_back({OutKind::OptTensor, t0 + n_tensors, present});
+        n_tensors += present;
+        break;
+      }
+      case Argument::Tag::as_int:
+        plan.outputs.push_back({OutKind::Int, i0 + static_cast<std::uint32_t>(int_returns.size()), 0});
+        int_returns.push_back(out.as_int());
+        break;
+      default:
+        plan.outputs.push_back({OutKind::None, 0, 0});
+    }
+  }
+  plan.num_tensors = plan.num_input_tensors + n_tensors;
+  plan.num_ints = plan.num_input_ints + static_cast<std::int64_t>(int_returns.size());
+}
+
+NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects) {
+  const Node& node = ekn.node;
+  std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
+  if (node.target == "call_torchbind")
+    throw SpecMismatchError(label + ": torchbind method calls are not supported by this executor");
+  const std::string* custom_op = metadata(node, kCustomOpKey);
+  NodePlan plan(resolve_op(label, node.target, custom_op && *custom_op == "1"));
+  plan.label = label;
+  const c10::FunctionSchema& schema = plan.op.schema();
+
+  std::optional<c10::FunctionSchema> exported;
+  if (const std::string* text = metadata(node, kOpSchemaKey)) {
+    try {
+      exported = torch::jit::parseSchema(*text);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      if (const auto* ce = dynamic_cast<const c10::Error*>(&e)) what = ce->what_without_backtrace();
+      throw SpecMismatchError(label + ": metadata `" + std::string(kOpSchemaKey) + "` is not an op schema: " + what);
+    }
+  }
+  std::unordered_map<std::string_view, const c10::Argument*> exported_args;
+  if (exported)
+    for (const auto& a : exported->arguments()) exported_args.emplace(a.name(), &a);
+  auto exported_arg = [&](std::string_view name) -> const c10::Argument* {
+    auto it = exported_args.find(name);
+    return it == exported_args.end() ? nullptr : it->second;
+  };
+
+  const auto& params = schema.arguments();
+  std::unordered_map<std::string_view, std::size_t> position;
+  for (std::size_t i = 0; i < params.size(); ++i) position.emplace(params[i].name(), i);
+  std::vector<const Argument*> given(params.size(), nullptr);
+  std::ptrdiff_t last = -1;
+  for (const auto& named : node.inputs) {
+    const std::string& name = named.name;
+    auto it = position.find(name);
+    if (it != position.end() && given[it->second] != nullptr)
+      throw SpecMismatchError(label + ": argument `" + name + "` is given twice");
+    if (it == position.end()) {
+      const c10::Argument* ex = exported_arg(name);
+      std::string was = ex ? " (type `" + arg_type(ex->real_type()).str() + "` at export)" : "";
+      throw SpecMismatchError(label + ": argument `" + name + "` (" + std::string(named.arg.type()) + ")" + was +
+                              " is not in the runtime op schema `" + str_of(schema) + "`; it was removed or renamed");
+    }
+    auto pos = static_cast<std::ptrdiff_t>(it->second);
+    if (pos < last)
+      throw SpecMismatchError(label + ": argument `" + name + "` comes after `" + params[last].name() +
+                              "` in the spec but before it in the op schema; the flat arrays are laid out in schema "
+                              "order, so this spec is ambiguous");
+    last = pos;
+    given[it->second] = &named.arg;
+  }
+
+  std::unordered_set<std::string> wrapped;
+  if (const std::string* text = metadata(node, kWrappedNumbersKey)) {
+    std::size_t start = 0;
+    while (start <= text->size()) {
+      auto comma = text->find(',', start);
+      if (comma == std::string::npos) comma = text->size();
+      if (comma > start) wrapped.insert(text->substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+
+  Counters n;
+  plan.stack.reserve(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const c10::Argument& p = params[i];
+    ArgType at = arg_type(p.real_type());
+    const Argument* arg = given[i];
+    if (arg == nullptr) {
+      check_omitted(label, p, at, exported_arg(p.name()));
+      plan.stack.push_back(*p.default_value());
+      continue;
+    }
+    check_member(label, p, at, *arg, exported_arg(p.name()));
+    plan.stack.push_back(static_or_fill(label, p, at, *arg, static_cast<std::uint32_t>(i),
+                                        wrapped.count(p.name()) > 0, n, plan, objects));
+  }
+  plan.num_input_tensors = n.tensors;
+  plan.num_input_ints = n.ints;
+  plan.num_returns = schema.returns().size();
+  std::vector<std::int64_t> int_returns;
+  plan_outputs(label, schema, exported, node, plan, int_returns);
+  return plan;
+}
+
+// ---- call time ----
+
+const at::Tensor& input_tensor(const NodePlan& plan, const Fill& f, AtenTensorHandle* tensors, std::uint32_t k) {
+  const auto* t = reinterpret_cast<const at::Tensor*>(tensors[k]);
+  if (t == nullptr || !t->defined())
+    throw CallError(plan.label + ": tensor slot " + std::to_string(k) + " (argument `" + std::string(f.arg_name) +
+                    "`) is " + (t == nullptr ? "a null handle" : "an undefined tensor"));
+  return *t;
+}
+
+at::Tensor& output_slot(const NodePlan& plan, AtenTensorHandle* tensors, std::uint32_t k, std::size_t ret) {
+  auto* t = reinterpret_cast<at::Tensor*>(tensors[k]);
+  if (t == nullptr)
+    throw CallError(plan.label + ": output tensor slot " + std::to_string(k) + " (return " + std::to_string(ret) +
+                    ") is a null handle");
+  return *t;
+}
+
+// Python's `type(r).__name__` for the kinds a return can wrongly be.
+std::string kind_of(const c10::IValue& v) {
+  if (v.isNone()) return "NoneType";
+  if (v.isTensor()) return "Tensor";
+  if (v.isList()) return "list";
+  if (v.isInt()) return "int";
+  if (v.isDouble()) return "float";
+  if (v.isBool()) return "bool";
+  return v.tagKind();
+}
+
+void store_outputs(const NodePlan& plan, std::vector<c10::IValue>& stack, const int64_t* ints,
+                   AtenTensorHandle* tensors) {
+  if (stack.size() != plan.num_returns)
+    throw CallError(plan.label + ": the op left " + std::to_string(stack.size()) + " values on the stack, its schema "
+                    "returns " + std::to_string(plan.num_returns));
+  for (std::size_t i = 0; i < plan.outputs.size(); ++i) {
+    const Output& o = plan.outputs[i];
+    c10::IValue& r = stack[i];
+    switch (o.kind) {
+      case OutKind::Tensor:
+        if (!r.isTensor())
+          throw CallError(plan.label + ": return " + std::to_string(i) + " should be a Tensor, the op returned " +
+                          kind_of(r));
+        output_slot(plan, tensors, o.slot, i) = std::move(r).toTensor();
+        break;
+      case OutKind::Tensors: {
+        if (!r.isTensorList())
+          throw CallError(plan.label + ": return " + std::to_string(i) + " should be a list of Tensors, the op returned " +
+                          kind_of(r));
+        auto list = std::move(r).toTensorList();
+        if (list.size() != o.extra)
+          throw CallError(plan.label + ": return " + std::to_string(i) + " is a list of " + std::to_string(list.size()) +
+                          " tensors, but the spec has " + std::to_string(o.extra) + " output slots");
+        for (std::uint32_t k = 0; k < o.extra; ++k) output_slot(plan, tensors, o.slot + k, i) = list.get(k);
+        break;
+      }
+      case OutKind::OptTensor: {
+        bool none = r.isNone();
+        if (none != (o.extra == 0))
+          throw CallError(plan.label + ": return " + std::to_string(i) + " was " + (o.extra == 0 ? "None" : "a Tensor") +
+                          " at export, the op returned " + (none ? "None" : "a Tensor"));
+        if (o.extra) output_slot(plan, tensors, o.slot, i) = std::move(r).toTensor();
+        break;
+      }
+      case OutKind::Int: {
+        std::optional<std::int64_t> value;
+        if (r.isInt()) value = r.toInt();
+        else if (r.isSymInt()) value = r.toSymInt().maybe_as_int();
+        if (!value || *value != ints[o.slot])
+          throw CallError(plan.label + ": int return " + std::to_string(i) + " is " +
+                          (value ? std::to_string(*value) : kind_of(r)) + ", but the caller expects " +
+                          std::to_string(ints[o.slot]) + " (int_args[" + std::to_string(o.slot) +
+                          "]); the compiled code specialized on that value");
+        break;
+      }
+      case OutKind::None: break;
+    }
+  }
+}
+
+// A Python number passed for `Tensor` travels as a 0-dim tensor; the dispatcher's Python binding
+// would wrap the number again (double/long/complex-double/bool, wrapped_number set), which is what
+// keeps its weak type-promotion semantics. Do the same.
+at::Tensor rewrap_number(const at::Tensor& t) {
+  c10::Scalar s = t.item();
+  c10::ScalarType type = s.isFloatingPoint() ? c10::kDouble
+                         : s.isComplex()     ? c10::kComplexDouble
+                         : s.isBoolean()     ? c10::kBool
+                                             : c10::kLong;
+  at::Tensor w = at::scalar_tensor(s, at::TensorOptions().dtype(type).device(c10::kCPU));
+  w.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return w;
+}
+
+}  // namespace
+
+Executor::Executor(std::string_view json, CustomObjects custom_objects)
+    : custom_objects_(std::move(custom_objects)) {
+  ExternKernelNodes spec = decode<ExternKernelNodes>(json);
+  plans_.reserve(spec.nodes.size());
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_));
+}
+
+std::exception_ptr Executor::take_last_error() {
+  std::exception_ptr e = last_error;
+  last_error = nullptr;
+  return e;
+}
+
+void Executor::call_function(int extern_node_index, int num_ints, int64_t* flatten_int_args, int num_tensors,
+                             AtenTensorHandle* flatten_tensor_args) {
+  try {
+    run(extern_node_index, num_ints, flatten_int_args, num_tensors, flatten_tensor_args);
+  } catch (...) {
+    last_error = std::current_exception();
+    throw;
+  }
+}
+
+void Executor::run(int index, int num_ints, const int64_t* ints, int num_tensors, AtenTensorHandle* tensors) const {
+  if (index < 0 || static_cast<std::size_t>(index) >= plans_.size())
+    throw CallError("extern node index " + std::to_string(index) + " out of range: the spec has " +
+                    std::to_string(plans_.size()) + " nodes");
+  const NodePlan& plan = plans_[static_cast<std::size_t>(index)];
+  if (num_tensors != plan.num_tensors || num_ints != plan.num_ints)
+    throw CallError(plan.label + ": expected " + std::to_string(plan.num_input_tensors) + " input + " +
+                    std::to_string(plan.num_tensors - plan.num_input_tensors) + " output tensor slots and " +
+                    std::to_string(plan.num_input_ints) + " input + " +
+                    std::to_string(plan.num_ints - plan.num_input_ints) + " int-return slots, got " +
+                    std::to_string(num_tensors) + " tensors and " + std::to_string(num_ints) + " ints");
+  if ((num_ints > 0 && ints == nullptr) || (num_tensors > 0 && tensors == nullptr))
+    throw CallError(plan.label + ": null " + (num_ints > 0 && ints == nullptr ? "int" : "tensor") + " array");
+
+  std::vector<c10::IValue> stack(plan.stack);
+  for (const Fill& f : plan.fills) {
+    c10::IValue& slot = stack[f.stack_index];
+    switch (f.kind) {
+      case FillKind::Tensor: slot = input_tensor(plan, f, tensors, f.start); break;
+      case FillKind::Int: slot = ints[f.start]; break;
+      case FillKind::Wrapped: slot = rewrap_number(input_tensor(plan, f, tensors, f.start)); break;
+      case FillKind::Tensors: {
+        c10::List<at::Tensor> list;
+        list.reserve(f.count);
+        for (std::uint32_t k = 0; k < f.count; ++k) list.push_back(input_tensor(plan, f, tensors, f.start + k));
+        slot = std::move(list);
+        break;
+      }
+      case FillKind::OptTensors: {
+        c10::List<std::optional<at::Tensor>> list;
+        list.reserve(f.pattern.size());
+        std::uint32_t k = f.start;
+        for (bool present : f.pattern) {
+          if (present) list.push_back(input_tensor(plan, f, tensors, k++));
+          else list.push_back(std::nullopt);
+        }
+        slot = std::move(list);
+        break;
+      }
+      case FillKind::Ints: slot = c10::List<int64_t>(c10::ArrayRef<int64_t>(ints + f.start, f.count)); break;
+      case FillKind::ScalarInts: {
+        c10::impl::GenericList list(c10::NumberType::get());
+        list.reserve(f.count);
+        for (std::uint32_t k = 0; k < f.count; ++k) list.push_back(c10::IValue(ints[f.start + k]));
+        slot = std::move(list);
+        break;
+      }
+    }
+  }
+  plan.op.callBoxed(stack);
+  store_outputs(plan, stack, ints, tensors);
+}
+
+}  // namespace externspec::cpp

@@ -1,0 +1,98 @@
+// externspec's C++ proxy executor: runs extern-kernel nodes from AOTInductor's two flat arrays
+// through the c10 dispatcher's boxed API. The C++ twin of python/externspec/runtime.py: same
+// load-time rules, same call-time checks, same error kinds.
+//
+// Load (once): decode the spec with the generated header (version policy included), resolve every
+// target to an OperatorHandle (registry lookup only: nothing is loaded from the spec), validate
+// each node against the runtime FunctionSchema by argument name, and precompute a plan: the
+// boxed stack with every static value decoded, and for each dynamic argument its stack position
+// and fixed array offsets.
+// Call: check both array lengths against the plan before reading any element, copy the stack,
+// fill the dynamic slots, callBoxed, write output tensors, check int returns and list lengths.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/inductor/aoti_torch/proxy_executor.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <externspec/externspec.h>
+
+namespace externspec::cpp {
+
+// Torchbind objects the spec may name (`as_custom_obj.name` -> object).
+using CustomObjects = std::unordered_map<std::string, c10::IValue>;
+
+// What one dynamic argument reads from the arrays.
+enum class FillKind : std::uint8_t {
+  Tensor,        // one tensor slot
+  Wrapped,       // one tensor slot holding a Python number passed for `Tensor` (re-wrapped)
+  Tensors,       // n tensor slots -> Tensor[]
+  OptTensors,    // the non-None items of a Tensor?[] -> List<optional<Tensor>>
+  Int,           // one int slot
+  Ints,          // n int slots -> int[]
+  ScalarInts,    // n int slots -> Scalar[] (a generic list of numbers)
+};
+
+struct Fill {
+  std::uint32_t stack_index;
+  FillKind kind;
+  std::uint32_t start;
+  std::uint32_t count;           // slots read
+  std::vector<bool> pattern;     // OptTensors: true where an item takes a slot
+  std::string arg_name;          // for error messages
+};
+
+enum class OutKind : std::uint8_t { Tensor, Tensors, OptTensor, None, Int };
+
+struct Output {
+  OutKind kind;
+  std::uint32_t slot;   // tensor slot (Tensor, Tensors, OptTensor) or int slot (Int)
+  std::uint32_t extra;  // Tensors: list length; OptTensor: 0 (None) or 1
+};
+
+struct NodePlan {
+  explicit NodePlan(c10::OperatorHandle handle) : op(std::move(handle)) {}
+  c10::OperatorHandle op;
+  std::string label;
+  std::vector<c10::IValue> stack;  // one entry per schema argument; dynamic ones are placeholders
+  std::vector<Fill> fills;
+  std::vector<Output> outputs;
+  std::size_t num_returns = 0;
+  std::int64_t num_ints = 0, num_tensors = 0, num_input_ints = 0, num_input_tensors = 0;
+};
+
+class Executor : public torch::aot_inductor::ProxyExecutor {
+ public:
+  // `json` is the text of an ExternKernelNodes document.
+  explicit Executor(std::string_view json, CustomObjects custom_objects = {});
+
+  // The AOTInductor entry point. Throws (CallError for arrays that do not match the plan); the
+  // exception is also kept per thread (take_last_error) because AOTInductor's C boundary turns it
+  // into a bare failure code.
+  void call_function(int extern_node_index, int num_ints, int64_t* flatten_int_args, int num_tensors,
+                     AtenTensorHandle* flatten_tensor_args) override;
+
+  std::unordered_map<std::string, c10::IValue> get_custom_objs() const override { return custom_objects_; }
+
+  std::size_t size() const { return plans_.size(); }
+  const NodePlan& plan(std::size_t index) const { return plans_.at(index); }
+
+  // The exception the last failed call_function on this thread threw (then cleared), or null.
+  static std::exception_ptr take_last_error();
+
+ private:
+  void run(int index, int num_ints, const int64_t* ints, int num_tensors, AtenTensorHandle* tensors) const;
+
+  CustomObjects custom_objects_;
+  std::vector<NodePlan> plans_;
+};
+
+}  // namespace externspec::cpp
