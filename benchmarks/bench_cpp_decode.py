@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from externspec._cache import cache_dir
 from externspec._cppbuild import build
 from externspec.cpp_include import compile_flags
 
@@ -24,7 +25,7 @@ sys.path.insert(0, str(ROOT))  # run as a script too, not only through benchmark
 
 from benchmarks.gen_program import make_exported_program_json  # noqa: E402
 
-CACHE = ROOT / ".cache" / "bench"
+CACHE = cache_dir() / "bench"
 SOURCE = Path(__file__).with_name("cpp") / "bench_decode.cpp"
 NUM_NODES = int(os.environ.get("BENCH_CPP_NODES", "10000"))
 ITERATIONS = int(os.environ.get("BENCH_CPP_ITERATIONS", "7"))

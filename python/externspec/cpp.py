@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 
+from ._cache import cache_dir
 from ._generated.models import ExternKernelNodes
 from .cpp_include import get_include
 from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
@@ -47,17 +48,6 @@ CFLAGS = ("-O2", "-fvisibility=hidden")
 
 _lock = threading.Lock()
 _module: ModuleType | None = None
-
-
-def cache_dir() -> Path:
-    """Where compiled C++ (and the tests' compiled models) are cached."""
-    env = os.environ.get("EXTERNSPEC_CACHE_DIR")
-    if env:
-        return Path(env)
-    root = _HERE.parent.parent
-    if (root / "pyproject.toml").exists():
-        return root / ".cache"
-    return Path.home() / ".cache" / "externspec"
 
 
 def _source_hash(extra_cflags: Sequence[str]) -> str:

@@ -17,7 +17,6 @@ import hashlib
 import inspect
 import json
 import logging
-import os
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import externspec as es
 from externspec import aoti
+from externspec._cache import cache_dir
 
 NS = "externspec_demo"
 _lib = torch.library.Library(NS, "DEF")
@@ -211,7 +211,7 @@ def part_b(work: Path) -> bool:
 
 
 def _cache_dir() -> Path:
-    return Path(os.environ.get("EXTERNSPEC_CACHE", Path.cwd() / ".cache")) / "demo"
+    return cache_dir() / "demo"
 
 
 def part_c() -> bool:

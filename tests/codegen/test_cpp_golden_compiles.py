@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from externspec._cache import cache_dir
 from externspec.codegen import ir, parse_text
 
 CASES = Path(__file__).parent / "cases"
-STAMPS = Path(__file__).resolve().parents[2] / ".cache" / "cpp" / "golden-compiles"
+STAMPS = cache_dir() / "cpp" / "golden-compiles"
 
 pytestmark = pytest.mark.slow
 

@@ -6,10 +6,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from externspec._cache import cache_dir
 from externspec.cpp_include import compile_flags
 
 ROOT = Path(__file__).resolve().parents[2]
-CACHE = ROOT / ".cache" / "cpp"
+CACHE = cache_dir() / "cpp"
 HARNESS_SOURCE = Path(__file__).with_name("conformance_harness.cpp")
 BACKENDS = ("nlohmann", "simdjson")
 

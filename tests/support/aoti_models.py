@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
 import warnings
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from externspec._cache import cache_dir
+
 from . import custom_ops as co
 
 REPO = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("EXTERNSPEC_CACHE", REPO / ".cache")) / "aoti"
+CACHE = cache_dir() / "aoti"
 
 
 class AllOps(torch.nn.Module):

@@ -18,10 +18,12 @@ from pathlib import Path
 
 import torch
 
+from externspec._cache import cache_dir
+
 from . import artifact_ops
 
 REPO = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("EXTERNSPEC_CACHE", REPO / ".cache")) / "artifacts"
+CACHE = cache_dir() / "artifacts"
 
 
 def _key() -> str:
