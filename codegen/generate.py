@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import emit_python, ir
+from . import emit_cpp, emit_python, ir
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,10 @@ class Target:
 
 def default_targets(root: Path) -> list[Target]:
     """The targets of this repository, relative to its root."""
-    return [Target("python", emit_python.emit, root / "python/externspec/_generated")]
+    return [
+        Target("python", emit_python.emit, root / "python/externspec/_generated"),
+        Target("cpp", emit_cpp.emit, root / "python/externspec/include/externspec"),
+    ]
 
 
 def render(schema: ir.Schema, targets: list[Target]) -> dict[Path, str]:

@@ -1,0 +1,96 @@
+// The fast JSON backend: simdjson's DOM parser (Debian: libsimdjson-dev; link with -lsimdjson).
+//
+//   #include <externspec/backend_simdjson.h>
+//   auto doc = externspec::decode<externspec::ExportedProgram, externspec::SimdjsonBackend>(json);
+//
+// simdjson's tape keeps key order and repeated keys and enforces the nesting limit while parsing,
+// which is all the decoder needs. A Document owns the parser: reuse one to decode many documents
+// without reallocating.
+#pragma once
+
+#include <simdjson.h>
+
+#include "externspec.h"
+
+namespace externspec {
+
+struct SimdjsonBackend {
+  class Value {
+   public:
+    Value() = default;
+    explicit Value(simdjson::dom::element e) : e_(e) {}
+    JsonKind kind() const {
+      switch (e_.type()) {
+        case simdjson::dom::element_type::ARRAY: return JsonKind::Array;
+        case simdjson::dom::element_type::OBJECT: return JsonKind::Object;
+        case simdjson::dom::element_type::INT64: return JsonKind::Int;
+        case simdjson::dom::element_type::UINT64: return JsonKind::UInt;
+        case simdjson::dom::element_type::DOUBLE: return JsonKind::Double;
+        case simdjson::dom::element_type::STRING: return JsonKind::String;
+        case simdjson::dom::element_type::BOOL: return JsonKind::Bool;
+        case simdjson::dom::element_type::NULL_VALUE: return JsonKind::Null;
+      }
+      return JsonKind::Null;
+    }
+    bool get_bool() const { return e_.get_bool().value_unsafe(); }
+    std::int64_t get_int() const { return e_.get_int64().value_unsafe(); }
+    std::uint64_t get_uint() const { return e_.get_uint64().value_unsafe(); }
+    double get_double() const { return e_.get_double().value_unsafe(); }
+    std::string_view get_string() const { return e_.get_string().value_unsafe(); }
+    std::string number_text() const {
+      if (kind() == JsonKind::UInt) return std::to_string(get_uint());
+      return std::to_string(get_int());
+    }
+    std::size_t size() const {
+      if (kind() == JsonKind::Array) {
+        simdjson::dom::array array = e_.get_array().value_unsafe();
+        return array.size();
+      }
+      if (kind() == JsonKind::Object) {
+        simdjson::dom::object object = e_.get_object().value_unsafe();
+        return object.size();
+      }
+      return 0;
+    }
+    template <class F>
+    void for_each_element(F&& f) const {
+      simdjson::dom::array array = e_.get_array().value_unsafe();
+      for (simdjson::dom::element x : array) f(Value(x));
+    }
+    template <class F>
+    void for_each_member(F&& f) const {
+      simdjson::dom::object object = e_.get_object().value_unsafe();
+      for (simdjson::dom::key_value_pair kv : object) f(kv.key, Value(kv.value));
+    }
+
+   private:
+    simdjson::dom::element e_;
+  };
+
+  class Document {
+   public:
+    Value parse(std::string_view json) {
+      // Depth 1 + MAX_JSON_DEPTH, as Python: containers nested deeper are rejected while parsing.
+      if (json.size() > capacity_ || !allocated_) {
+        if (parser_.allocate(json.size(), MAX_JSON_DEPTH + 1) != simdjson::SUCCESS)
+          detail::fail(detail::IssueKind::Syntax, "Invalid JSON: cannot allocate a parser for " +
+                                                      std::to_string(json.size()) + " bytes");
+        capacity_ = json.size();
+        allocated_ = true;
+      }
+      simdjson::dom::element root;
+      auto error = parser_.parse(json.data(), json.size()).get(root);
+      if (error == simdjson::DEPTH_ERROR)
+        detail::fail(detail::IssueKind::Syntax, "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels");
+      if (error) detail::fail(detail::IssueKind::Syntax, std::string("Invalid JSON: ") + simdjson::error_message(error));
+      return Value(root);
+    }
+
+   private:
+    simdjson::dom::parser parser_;
+    std::size_t capacity_ = 0;
+    bool allocated_ = false;
+  };
+};
+
+}  // namespace externspec

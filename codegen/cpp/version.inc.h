@@ -1,0 +1,85 @@
+// ---- version policy on load (hand-written: codegen/cpp/version.inc.h; Python: externspec.version) ----
+namespace externspec {
+namespace detail {
+
+inline std::string version_text(std::int64_t major, std::int64_t minor) {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// ExternKernelNodes carries externspec's own schema_version. Without one the file is torch-written
+// (read under 1.0, unknown keys ignored). Same major required; a newer minor is read only when it
+// carries nothing unknown to this reader.
+template <>
+struct VersionPolicy<ExternKernelNodes> {
+  static constexpr bool forbid_unknown = true;
+
+  static void check_major(std::int64_t major, std::int64_t minor) {
+    if (major != SCHEMA_VERSION.major)
+      throw VersionError("$.schema_version: document schema " + version_text(major, minor) + " has major version " +
+                         std::to_string(major) + "; this reader (schema " +
+                         version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) + ") reads major " +
+                         std::to_string(SCHEMA_VERSION.major) + " only");
+  }
+
+  static void check(const ExternKernelNodes& doc) {
+    if (doc.schema_version) check_major(doc.schema_version->major, doc.schema_version->minor);
+  }
+
+  // The document's version as Python's json.loads would see it (bools are ints there).
+  template <class V>
+  static std::optional<std::pair<std::int64_t, std::int64_t>> raw_version(const V& root) {
+    if (root.kind() != JsonKind::Object) return std::nullopt;
+    std::optional<V> version;
+    root.for_each_member([&](std::string_view k, const V& m) {
+      if (k == "schema_version") version = m;
+    });
+    if (!version || version->kind() != JsonKind::Object) return std::nullopt;
+    std::optional<std::int64_t> major, minor;
+    version->for_each_member([&](std::string_view k, const V& m) {
+      std::optional<std::int64_t> x;
+      if (m.kind() == JsonKind::Int) x = m.get_int();
+      else if (m.kind() == JsonKind::Bool) x = m.get_bool() ? 1 : 0;
+      if (k == "major") major = x;
+      else if (k == "minor") minor = x;
+    });
+    if (!major || !minor) return std::nullopt;
+    return std::make_pair(*major, *minor);
+  }
+
+  static void check_raw(std::optional<std::pair<std::int64_t, std::int64_t>> version, const std::vector<Issue>& issues) {
+    if (!version) return;
+    check_major(version->first, version->second);
+    if (version->second <= SCHEMA_VERSION.minor) return;
+    for (const auto& issue : issues) {
+      if (issue.kind != IssueKind::Unknown) continue;
+      auto open = issue.message.find('`');
+      std::string key = issue.message.substr(open + 1, issue.message.size() - open - 2);
+      throw VersionError("$" + issue.path + ": key `" + key + "` is unknown to schema " +
+                         version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) +
+                         "; the document was written with schema " + version_text(version->first, version->second) +
+                         " (a newer minor version that added it): upgrade externspec to read it");
+    }
+  }
+};
+
+// An ExportedProgram's schema_version is torch's export schema: checked against the major the IDL
+// mirrors; 0.0 means unversioned, as in torch.
+template <>
+struct VersionPolicy<ExportedProgram> {
+  static constexpr bool forbid_unknown = false;
+  static void check(const ExportedProgram& doc) {
+    const auto& v = doc.schema_version;
+    if ((v.major != 0 || v.minor != 0) && v.major != TORCH_EXPORT_SCHEMA_MAJOR)
+      throw VersionError("$.schema_version: torch export schema " + version_text(v.major, v.minor) + " is not major " +
+                         std::to_string(TORCH_EXPORT_SCHEMA_MAJOR) +
+                         ", the torch export schema this reader mirrors");
+  }
+  template <class V>
+  static std::optional<std::pair<std::int64_t, std::int64_t>> raw_version(const V&) {
+    return std::nullopt;
+  }
+  static void check_raw(std::optional<std::pair<std::int64_t, std::int64_t>>, const std::vector<Issue>&) {}
+};
+
+}  // namespace detail
+}  // namespace externspec
