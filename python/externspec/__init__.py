@@ -6,8 +6,16 @@ The models are generated from schema/externspec.thrift; `loads`/`dumps` speak to
 from ._generated.models import *  # noqa: F403
 from ._generated.models import IDL_CHECKSUM, SCHEMA_VERSION
 from ._generated.models import __all__ as _model_names
-from .errors import DecodeError, ExternSpecError, UnsupportedError, VersionError
+from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
 from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
+
+
+try:  # the exporter and executor need torch; the models and wire format do not
+    from .export import CallSite, SpecBuilder
+    from .runtime import ProxyExecutor
+except ImportError as _exc:  # pragma: no cover - exercised only without torch
+    if _exc.name != "torch":
+        raise
 
 __version__ = "0.1.0"
 
@@ -16,8 +24,13 @@ __all__ = [
     "IDL_CHECKSUM",
     "MAX_JSON_DEPTH",
     "SCHEMA_VERSION",
+    "CallError",
+    "CallSite",
     "DecodeError",
     "ExternSpecError",
+    "ProxyExecutor",
+    "SpecBuilder",
+    "SpecMismatchError",
     "UnsupportedError",
     "VersionError",
     "dump",

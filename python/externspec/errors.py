@@ -29,3 +29,13 @@ class VersionError(ExternSpecError):
 
 class UnsupportedError(ExternSpecError, TypeError):
     """A value or type that the extern-kernel ABI cannot carry (named: op, argument, type)."""
+
+
+class SpecMismatchError(ExternSpecError, ValueError):
+    """A node does not match the op it names, found at load time: unknown op, missing, unknown or
+    retyped argument, changed returns (the message names the node, the argument and both types)."""
+
+
+class CallError(ExternSpecError, ValueError):
+    """A call does not match what it must: arguments that do not bind to the op's schema (at
+    export), or flat arrays whose lengths or int returns differ from the node's plan (at run)."""

@@ -1,0 +1,124 @@
+"""Reading AOTInductor packages (.pt2) written by torch: the extern-kernel file and the calls the
+generated wrapper makes, so an externspec executor can be checked against exactly what torch passes.
+
+A package is a zip; `*/data/aotinductor/model/<hash>.wrapper.json` is the extern-kernel file and
+`<hash>.wrapper.cpp` the generated wrapper, whose `aoti_torch_proxy_executor_call_function(...)`
+lines carry the two flat arrays (literal ints for static shapes, tensor handle names).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._generated.models import ExternKernelNodes
+from .errors import ExternSpecError
+from .wire import loads
+
+_CALL = re.compile(
+    r"aoti_torch_proxy_executor_call_function\(\s*proxy_executor,\s*(\d+),\s*(\d+),\s*"
+    r"std::array<int64_t,\s*\d+>\{([^}]*)\}\.data\(\),\s*(\d+),\s*"
+    r"std::array<AtenTensorHandle,\s*\d+>\{([^}]*)\}\.data\(\)\s*\)"
+)
+_OUTPUT = re.compile(r"output_handles\[(\d+)\]\s*=\s*(\w+)\.release\(\)")
+_INPUT = re.compile(r"auto\s+(\w+)\s*=\s*std::move\(inputs\[(\d+)\]\)")
+_INT = re.compile(r"-?\d+L?\Z")
+
+
+@dataclass(frozen=True)
+class WrapperCall:
+    """One `aoti_torch_proxy_executor_call_function` call of a generated wrapper."""
+
+    index: int
+    int_args: tuple[int, ...]
+    tensor_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExternPackage:
+    """The extern-kernel side of a compiled package."""
+
+    json_text: str
+    nodes: ExternKernelNodes
+    calls: tuple[WrapperCall, ...]
+    input_names: tuple[str, ...]  # wrapper variable of model input i
+    output_names: tuple[str, ...]  # wrapper variable of model output i
+
+
+def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCall]:
+    """Every proxy-executor call of a generated wrapper, with its literal arrays.
+
+    Symbolic ints (dynamic shapes, e.g. `8L + s77`) are reported as errors: only static-shape
+    wrappers can be replayed outside the compiled model."""
+    calls = []
+    for m in _CALL.finditer(cpp):
+        index, n_ints, ints_text, n_tensors, tensors_text = m.groups()
+        ints = [t.strip() for t in ints_text.split(",") if t.strip()]
+        bad = [t for t in ints if not _INT.match(t)]
+        if bad:
+            raise ExternSpecError(f"{source}: extern call {index} passes symbolic ints {bad}; only static shapes replay")
+        names = tuple(t.strip() for t in tensors_text.split(",") if t.strip())
+        values = tuple(int(t.rstrip("L")) for t in ints)
+        if len(values) != int(n_ints) or len(names) != int(n_tensors):
+            raise ExternSpecError(f"{source}: extern call {index}: array lengths disagree with the counts passed")
+        calls.append(WrapperCall(int(index), values, names))
+    return calls
+
+
+def read_package(path: str | os.PathLike[str]) -> ExternPackage:
+    """Extract the extern-kernel file and wrapper calls of an AOTInductor package."""
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        json_names = [n for n in names if n.endswith(".wrapper.json") and "/data/aotinductor/" in n]
+        if len(json_names) != 1:
+            raise ExternSpecError(f"{path}: expected one */data/aotinductor/*/*.wrapper.json, found {json_names}")
+        json_name = json_names[0]
+        cpp_name = json_name.removesuffix(".json") + ".cpp"
+        json_text = z.read(json_name).decode()
+        cpp = z.read(cpp_name).decode()
+    nodes = loads(json_text, ExternKernelNodes, source=f"{path}!{json_name}")
+    outputs = sorted((int(i), n) for i, n in _OUTPUT.findall(cpp))
+    inputs = sorted((int(i), n) for n, i in _INPUT.findall(cpp))
+    return ExternPackage(
+        json_text=json_text, nodes=nodes, calls=tuple(parse_wrapper_calls(cpp, f"{path}!{cpp_name}")),
+        input_names=tuple(n for _, n in inputs), output_names=tuple(n for _, n in outputs),
+    )
+
+
+def replay_extern_calls(package: ExternPackage, call_function: Callable[[int, Sequence[int], list[Any]], None],
+                        inputs: Sequence[Any]) -> list[Any]:
+    """Run a package's extern calls in wrapper order through `call_function`, with the arrays the
+    wrapper passes, and return the model outputs.
+
+    Works for models whose extern calls read only model inputs and earlier extern outputs (every
+    value of the graph goes through an extern kernel); anything else is an error naming the
+    buffer computed by generated code."""
+    env: dict[str, Any] = dict(zip(package.input_names, inputs, strict=True))
+    for call in package.calls:
+        node = package.nodes.nodes[call.index].node
+        n_out = sum(_output_slots(o) for o in node.outputs)
+        n_in = len(call.tensor_names) - n_out
+        missing = [n for n in call.tensor_names[:n_in] if n not in env]
+        if missing:
+            raise ExternSpecError(f"extern call {call.index} reads {missing}, computed by generated code")
+        tensors: list[Any] = [env[n] for n in call.tensor_names[:n_in]] + [None] * n_out
+        call_function(call.index, list(call.int_args), tensors)
+        env.update(zip(call.tensor_names[n_in:], tensors[n_in:], strict=True))
+    missing = [n for n in package.output_names if n not in env]
+    if missing:
+        raise ExternSpecError(f"model outputs {missing} are computed by generated code")
+    return [env[n] for n in package.output_names]
+
+
+def _output_slots(out: Any) -> int:
+    if out.type == "as_tensor":
+        return 1
+    if out.type == "as_tensors":
+        return len(out.as_tensors)
+    if out.type == "as_optional_tensor":
+        return int(out.as_optional_tensor.type == "as_tensor")
+    return 0

@@ -1,0 +1,405 @@
+"""The Python reference proxy executor: runs extern-kernel nodes from the two flat arrays.
+
+`ProxyExecutor(spec | path)` does all the judging at load, once:
+* every node's target is resolved against the op registry (`ns::op.overload` through torch.ops;
+  never eval or import of spec text): an unknown op is a load-time error naming node and target;
+* each node is validated against the *runtime* op schema by argument name: an unknown argument,
+  a missing argument without a default, an Argument member the runtime type does not accept, or
+  changed returns is a `SpecMismatchError` naming the node, the argument and both types. Inputs
+  must appear in schema order, because the arrays were laid out in that order (torch 2.13 fills
+  slots in JSON order and silently swaps tensors when they are not);
+* when the node records the op schema it was exported against (`metadata["externspec.op_schema"]`),
+  types and omitted defaults are also compared with it, so a retyped argument or a changed default
+  is named with both schemas' views;
+* a per-node call plan is precomputed: static values decoded, and for each dynamic argument the
+  fixed array offset it reads.
+
+`call_function(index, int_args, tensor_args)` then checks both array lengths before reading
+anything, slices the arrays into the prepared argument list, calls the op, stores each output
+tensor into its slot, and checks int returns and list-return lengths against the plan.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import torch
+
+from . import torch_types
+from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes
+from .abi import ENUM_BASES, ArgType, accepts, arg_type
+from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
+from .export import OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, schema_default
+from .wire import load
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+# Fill kinds: what one dynamic argument reads from the arrays.
+_TENSOR, _TENSORS, _OPT_TENSORS, _INT, _INTS, _WRAPPED = range(6)
+# Output kinds.
+_OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_NONE, _OUT_INT = range(5)
+
+
+def resolve_op(target: str) -> torch._ops.OpOverload:
+    """`ns::op` or `ns::op.overload` -> the registered OpOverload (LookupError if not registered).
+
+    Only registry lookups: the names are checked to be identifiers first, and nothing is imported."""
+    ns, sep, rest = target.partition("::")
+    name, _, overload = rest.partition(".")
+    overload = overload or "default"
+    if not sep or not all(_IDENT.match(p) for p in (ns, name, overload)):
+        raise LookupError(f"`{target}` is not of the form ns::op or ns::op.overload")
+    try:
+        packet = getattr(getattr(torch.ops, ns), name)
+        op = getattr(packet, overload)
+    except (AttributeError, RuntimeError):
+        raise LookupError(f"no op `{target}` is registered (load the library that defines it first)") from None
+    if not isinstance(op, torch._ops.OpOverload):
+        raise LookupError(f"`{target}` does not name an op overload")
+    return op
+
+
+class _Fill(NamedTuple):
+    """One dynamic argument: where it goes (position or keyword) and the array range it reads."""
+
+    positional: bool
+    key: Any  # position or keyword name
+    kind: int
+    start: int
+    stop: int
+    pattern: tuple[bool, ...] = ()  # _OPT_TENSORS: True where a tensor slot is consumed
+
+
+@dataclass
+class CallPlan:
+    """Everything one call needs, computed at load: `pos`/`kwargs` hold the static values."""
+
+    op: torch._ops.OpOverload
+    call: Any  # the op's C++ callable (skips OpOverload.__call__'s Python frame)
+    label: str
+    pos: list[Any]
+    kwargs: dict[str, Any]
+    fills: tuple[_Fill, ...]
+    num_ints: int
+    num_tensors: int
+    num_input_tensors: int
+    num_input_ints: int
+    outputs: tuple[tuple[int, int, int], ...]  # (kind, slot, count-or-int-value)
+    single_return: bool
+
+
+class ProxyExecutor:
+    """Loads an extern-kernel spec and runs node `index` from the flat arrays (AOTInductor's
+    `call_function` convention: tensor_args = dynamic tensor inputs, then one slot per output)."""
+
+    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str]):
+        if isinstance(spec, (str, os.PathLike)):
+            spec = load(spec, ExternKernelNodes)
+        if not isinstance(spec, ExternKernelNodes):
+            raise TypeError(f"expected ExternKernelNodes or a file path, got {type(spec).__name__}")
+        self.spec = spec
+        self.plans = [_plan(i, n) for i, n in enumerate(spec.nodes)]
+
+    def __len__(self) -> int:
+        return len(self.plans)
+
+    def call_function(self, index: int, int_args: Sequence[int], tensor_args: list[Any]) -> None:
+        """Run node `index`; store its output tensors into their slots of `tensor_args`."""
+        try:
+            plan = self.plans[index]
+        except (IndexError, TypeError):
+            raise CallError(f"extern node index {index!r} out of range: the spec has {len(self.plans)} nodes") from None
+        if len(tensor_args) != plan.num_tensors or len(int_args) != plan.num_ints:
+            raise CallError(
+                f"{plan.label}: expected {plan.num_input_tensors} input + "
+                f"{plan.num_tensors - plan.num_input_tensors} output tensor slots and {plan.num_input_ints} input + "
+                f"{plan.num_ints - plan.num_input_ints} int-return slots, got {len(tensor_args)} tensors and "
+                f"{len(int_args)} ints"
+            )
+        pos = plan.pos[:]
+        kwargs = plan.kwargs.copy()
+        for positional, key, kind, start, stop, pattern in plan.fills:
+            if kind == _TENSOR:
+                value: Any = tensor_args[start]
+            elif kind == _INT:
+                value = int_args[start]
+            elif kind == _TENSORS:
+                value = list(tensor_args[start:stop])
+            elif kind == _INTS:
+                value = list(int_args[start:stop])
+            elif kind == _OPT_TENSORS:
+                it = iter(tensor_args[start:stop])
+                value = [next(it) if present else None for present in pattern]
+            else:  # _WRAPPED: back to a Python number, which the dispatcher wraps again
+                value = tensor_args[start].item()
+            if positional:
+                pos[key] = value
+            else:
+                kwargs[key] = value
+        result = plan.call(*pos, **kwargs)
+        if plan.single_return:
+            result = (result,)
+        _store_outputs(plan, result, int_args, tensor_args)
+
+
+def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_args: list[Any]) -> None:
+    for i, (kind, slot, extra) in enumerate(plan.outputs):
+        r = result[i]
+        if kind == _OUT_TENSOR:
+            if not isinstance(r, torch.Tensor):
+                raise CallError(f"{plan.label}: return {i} should be a Tensor, the op returned {type(r).__name__}")
+            tensor_args[slot] = r
+        elif kind == _OUT_TENSORS:
+            if len(r) != extra:
+                raise CallError(
+                    f"{plan.label}: return {i} is a list of {len(r)} tensors, but the spec has {extra} output slots")
+            tensor_args[slot:slot + extra] = r
+        elif kind == _OUT_OPT_TENSOR:
+            if (r is None) != (extra == 0):
+                raise CallError(
+                    f"{plan.label}: return {i} was {'None' if extra == 0 else 'a Tensor'} at export, "
+                    f"the op returned {'None' if r is None else 'a Tensor'}")
+            if extra:
+                tensor_args[slot] = r
+        elif kind == _OUT_INT:
+            if r != int_args[slot]:
+                raise CallError(
+                    f"{plan.label}: int return {i} is {r}, but the caller expects {int_args[slot]} "
+                    f"(int_args[{slot}]); the compiled code specialized on that value")
+
+
+# ----------------------------------------------------------------------------------------------
+# Load: validation and planning
+
+
+def _label(index: int, node: ExternKernelNode) -> str:
+    return f"node {index} `{node.name}` ({node.node.target})"
+
+
+def _export_schema(label: str, node: ExternKernelNode) -> Any:
+    text = node.node.metadata.get(OP_SCHEMA_KEY)
+    if text is None:
+        return None
+    try:
+        return torch._C.parse_schema(text)
+    except RuntimeError as exc:
+        raise SpecMismatchError(f"{label}: metadata `{OP_SCHEMA_KEY}` is not an op schema: {exc}") from None
+
+
+def _plan(index: int, node: ExternKernelNode) -> CallPlan:
+    label = _label(index, node)
+    target = node.node.target
+    if target == "call_torchbind":
+        raise SpecMismatchError(f"{label}: torchbind method calls are not supported by this executor")
+    try:
+        op = resolve_op(target)
+    except LookupError as exc:
+        hint = (" (a torch.library.custom_op: define it in Python before loading)"
+                if node.node.metadata.get("torch_library_custom_op") == "1" else "")
+        raise SpecMismatchError(f"{label}: {exc}{hint}") from None
+    schema = op._schema
+    exported = _export_schema(label, node)
+    exported_args = {a.name: a for a in exported.arguments} if exported is not None else {}
+
+    params = list(schema.arguments)
+    position = {a.name: i for i, a in enumerate(params)}
+    given: dict[str, Argument] = {}
+    last = -1
+    for named in node.node.inputs:
+        name = named.name
+        if name in given:
+            raise SpecMismatchError(f"{label}: argument `{name}` is given twice")
+        if name not in position:
+            was = f" (type `{arg_type(exported_args[name].real_type)}` at export)" if name in exported_args else ""
+            raise SpecMismatchError(
+                f"{label}: argument `{name}` ({named.arg.type}){was} is not in the runtime op schema "
+                f"`{schema}`; it was removed or renamed")
+        if position[name] < last:
+            raise SpecMismatchError(
+                f"{label}: argument `{name}` comes after `{params[last].name}` in the spec but before it in "
+                f"the op schema; the flat arrays are laid out in schema order, so this spec is ambiguous")
+        last = position[name]
+        given[name] = named.arg
+
+    wrapped = set(filter(None, node.node.metadata.get(WRAPPED_NUMBERS_KEY, "").split(",")))
+    pos: list[Any] = []
+    pos_default: list[bool] = []
+    kwargs: dict[str, Any] = {}
+    fills: list[_Fill] = []
+    n_tensors = n_ints = 0
+    keyword_from = None  # once an argument is omitted, later positional ones go by keyword
+    for i, p in enumerate(params):
+        at = arg_type(p.real_type)
+        positional = not p.kwarg_only and keyword_from is None
+        arg = given.get(p.name)
+        if arg is None:
+            _check_omitted(label, p, at, exported_args.get(p.name))
+            if not p.kwarg_only and keyword_from is None:
+                keyword_from = i
+            continue
+        _check_member(label, p, at, arg, exported_args.get(p.name))
+        key: Any = len(pos) if positional else p.name
+        value, fill, n_tensors, n_ints = _static_or_fill(label, p, at, arg, positional, key, n_tensors, n_ints,
+                                                         p.name in wrapped)
+        is_default = fill is None and _is_runtime_default(p, at, arg)
+        if fill is not None:
+            fills.append(fill)
+        if positional:
+            pos.append(value)
+            pos_default.append(is_default)
+        elif not is_default:
+            # Keywords cost a few µs per call: one that restates the op's own default is left out.
+            kwargs[p.name] = value
+    while pos_default and pos_default[-1]:  # likewise trailing positional defaults
+        pos_default.pop()
+        pos.pop()
+
+    outputs, n_out_tensors, out_ints = _plan_outputs(label, schema, exported, node, n_tensors, n_ints)
+    return CallPlan(
+        op=op, call=op._op, label=label, pos=pos, kwargs=kwargs, fills=tuple(fills),
+        num_ints=n_ints + len(out_ints), num_tensors=n_tensors + n_out_tensors,
+        num_input_tensors=n_tensors, num_input_ints=n_ints, outputs=tuple(outputs),
+        single_return=len(schema.returns) == 1,
+    )
+
+
+def _is_runtime_default(p: Any, at: ArgType, arg: Argument) -> bool:
+    if not p.has_default_value():
+        return False
+    from .export import _ArgWriter, _same, _Slots
+
+    try:
+        default = _ArgWriter(None, "", p.name, at, _Slots()).write(schema_default(p, at))  # type: ignore[arg-type]
+    except (UnsupportedError, ExternSpecError):
+        return False
+    return _same(arg, default)
+
+
+def _check_omitted(label: str, p: Any, at: ArgType, exported: Any) -> None:
+    if not p.has_default_value():
+        added = " (added to the op after export?)" if exported is None else ""
+        raise SpecMismatchError(
+            f"{label}: argument `{p.name}` of type `{at}` has no default in the runtime op schema and the spec "
+            f"does not give it{added}")
+    if exported is not None and exported.has_default_value():
+        before, now = exported.default_value, p.default_value
+        if before != now or arg_type(exported.real_type) != at:
+            raise SpecMismatchError(
+                f"{label}: argument `{p.name}` was omitted as equal to its default `{before}` "
+                f"(type `{arg_type(exported.real_type)}`) at export, but the runtime default is `{now}` "
+                f"(type `{at}`)")
+
+
+def _check_member(label: str, p: Any, at: ArgType, arg: Argument, exported: Any) -> None:
+    member = arg.type
+    if not at.supported and member != "as_none":
+        raise SpecMismatchError(
+            f"{label}: argument `{p.name}` has runtime type `{at}`, which the extern-kernel ABI cannot carry")
+    if accepts(at, member):
+        return
+    was = f"type `{arg_type(exported.real_type)}` at export, " if exported is not None else ""
+    want = ", ".join(([*at.members, "as_none"] if at.optional else list(at.members)))
+    raise SpecMismatchError(
+        f"{label}: argument `{p.name}` is `{member}` in the spec ({was}runtime type `{at}` accepts {want})")
+
+
+def _static_or_fill(label: str, p: Any, at: ArgType, arg: Argument, positional: bool, key: Any,
+                    n_tensors: int, n_ints: int, wrapped: bool) -> tuple[Any, _Fill | None, int, int]:
+    member, v = arg.type, arg.value
+    if member == "as_int" and at.base in ENUM_BASES:
+        # torch-written enum default in c10 numbering: static, never a slot.
+        c10 = {"ScalarType": torch_types.dtype_from_c10, "Layout": torch_types.layout_from_c10,
+               "MemoryFormat": torch_types.memory_format_from_c10}[at.base]
+        try:
+            return c10(v), None, n_tensors, n_ints
+        except UnsupportedError as exc:
+            raise SpecMismatchError(f"{label}: argument `{p.name}` (as_int, c10 {at.base}): {exc}") from None
+    if member == "as_tensor":
+        kind = _WRAPPED if wrapped else _TENSOR
+        return None, _Fill(positional, key, kind, n_tensors, n_tensors + 1), n_tensors + 1, n_ints
+    if member == "as_tensors":
+        n = len(v)
+        return None, _Fill(positional, key, _TENSORS, n_tensors, n_tensors + n), n_tensors + n, n_ints
+    if member == "as_optional_tensors":
+        pattern = tuple(item.type == "as_tensor" for item in v)
+        n = sum(pattern)
+        return None, _Fill(positional, key, _OPT_TENSORS, n_tensors, n_tensors + n, pattern), n_tensors + n, n_ints
+    if member in ("as_int", "as_sym_int"):
+        return None, _Fill(positional, key, _INT, n_ints, n_ints + 1), n_tensors, n_ints + 1
+    if member in ("as_ints", "as_sym_ints"):
+        n = len(v)
+        return None, _Fill(positional, key, _INTS, n_ints, n_ints + n), n_tensors, n_ints + n
+    try:
+        return _static_value(member, v), None, n_tensors, n_ints
+    except UnsupportedError as exc:
+        raise SpecMismatchError(f"{label}: argument `{p.name}` ({member}): {exc}") from None
+
+
+def _static_value(member: str, v: Any) -> Any:
+    if member == "as_none":
+        return None
+    if member in ("as_float", "as_floats", "as_bool", "as_bools", "as_string", "as_strings"):
+        return list(v) if isinstance(v, list) else v
+    if member == "as_scalar_type":
+        return torch_types.dtype_from_scalar_type(v)
+    if member == "as_layout":
+        return torch_types.torch_layout(v)
+    if member == "as_memory_format":
+        return torch_types.torch_memory_format(v)
+    if member == "as_device":
+        return torch_types.torch_device(v)
+    if member == "as_complex":
+        return complex(v.real, v.imag)
+    raise UnsupportedError(f"member `{member}` cannot be an input")
+
+
+_RETURN_KIND = {"as_tensor": _OUT_TENSOR, "as_tensors": _OUT_TENSORS, "as_optional_tensor": _OUT_OPT_TENSOR,
+                "as_none": _OUT_NONE, "as_int": _OUT_INT}
+
+
+def _plan_outputs(label: str, schema: Any, exported: Any, node: ExternKernelNode, t0: int,
+                  i0: int) -> tuple[list[tuple[int, int, int]], int, list[int]]:
+    returns = schema.returns
+    outs = node.node.outputs
+    runtime_types = ", ".join(str(arg_type(r.real_type)) for r in returns) or "()"
+    if exported is not None:
+        export_types = ", ".join(str(arg_type(r.real_type)) for r in exported.returns) or "()"
+        if export_types != runtime_types:
+            raise SpecMismatchError(
+                f"{label}: the op's returns changed since export: ({export_types}) at export, ({runtime_types}) now")
+    if len(outs) != len(returns):
+        raise SpecMismatchError(
+            f"{label}: the spec has {len(outs)} outputs ({', '.join(o.type for o in outs) or 'none'}) but the "
+            f"runtime op returns ({runtime_types})")
+    plan: list[tuple[int, int, int]] = []
+    n_tensors = 0
+    ints: list[int] = []
+    for i, (r, out) in enumerate(zip(returns, outs, strict=True)):
+        at = arg_type(r.real_type)
+        want = at.return_member
+        if want is None:
+            raise SpecMismatchError(f"{label}: return {i} has runtime type `{at}`, which the ABI cannot return")
+        if out.type != want:
+            raise SpecMismatchError(
+                f"{label}: output {i} is `{out.type}` in the spec, but runtime return type `{at}` is `{want}`")
+        kind = _RETURN_KIND[want]
+        if kind == _OUT_TENSOR:
+            plan.append((kind, t0 + n_tensors, 1))
+            n_tensors += 1
+        elif kind == _OUT_TENSORS:
+            plan.append((kind, t0 + n_tensors, len(out.value)))
+            n_tensors += len(out.value)
+        elif kind == _OUT_OPT_TENSOR:
+            present = out.value.type == "as_tensor"
+            plan.append((kind, t0 + n_tensors, int(present)))
+            n_tensors += int(present)
+        elif kind == _OUT_INT:
+            plan.append((kind, i0 + len(ints), 0))
+            ints.append(out.value)
+        else:
+            plan.append((kind, 0, 0))
+    return plan, n_tensors, ints
