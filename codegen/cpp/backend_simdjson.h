@@ -15,6 +15,11 @@
 namespace externspec {
 
 struct SimdjsonBackend {
+#ifndef EXTERNSPEC_NO_DEFAULT_BACKEND
+  // simdjson rejects integer literals beyond 64 bits while parsing; the document then goes to the
+  // default backend, which reads them as Python does (a float, or a range error with its path).
+  using Fallback = NlohmannBackend;
+#endif
   class Value {
    public:
     Value() = default;
@@ -82,6 +87,12 @@ struct SimdjsonBackend {
       auto error = parser_.parse(json.data(), json.size()).get(root);
       if (error == simdjson::DEPTH_ERROR)
         detail::fail(detail::IssueKind::Syntax, "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels");
+      if (error == simdjson::NUMBER_ERROR) {
+        detail::Failure f;
+        f.issues.push_back(detail::Issue{detail::IssueKind::Syntax, std::string(), "Invalid JSON: number out of range"});
+        f.retry_with_fallback = true;
+        throw f;
+      }
       if (error) detail::fail(detail::IssueKind::Syntax, std::string("Invalid JSON: ") + simdjson::error_message(error));
       return Value(root);
     }

@@ -6,6 +6,7 @@ The models are generated from schema/externspec.thrift; `loads`/`dumps` speak to
 from ._generated.models import *  # noqa: F403
 from ._generated.models import IDL_CHECKSUM, SCHEMA_VERSION
 from ._generated.models import __all__ as _model_names
+from .cpp_include import get_include
 from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
 from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
 
@@ -35,6 +36,7 @@ __all__ = [
     "VersionError",
     "dump",
     "dumps",
+    "get_include",
     "load",
     "loads",
 ]

@@ -134,7 +134,10 @@ struct NlohmannBackend {
     bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) {
       std::string what = ex.what();
       auto bracket = what.find("] ");
-      error_ = "Invalid JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2));
+      what = bracket == std::string::npos ? what : what.substr(bracket + 2);
+      // Drop the echo of the input ("; last read: ..."): it may hold the very bytes that are invalid.
+      auto echo = what.find("; last read:");
+      error_ = "Invalid JSON: " + (echo == std::string::npos ? what : what.substr(0, echo));
       return false;
     }
     const std::string& error() const { return error_; }

@@ -4820,6 +4820,9 @@ T decode(std::string_view json, bool strict = false) {
   try {
     root = doc.parse(json);
   } catch (detail::Failure& f) {
+    if constexpr (detail::has_fallback<Backend>::value) {
+      if (f.retry_with_fallback) return decode<T, typename Backend::Fallback>(json, strict);
+    }
     throw detail::to_decode_error(f);
   }
   return detail::decode_root<T>(*root, strict);

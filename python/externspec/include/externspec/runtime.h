@@ -198,6 +198,7 @@ struct Issue {
 // Thrown inside the decoder, caught and turned into DecodeError/VersionError at the top.
 struct Failure {
   std::vector<Issue> issues;
+  bool retry_with_fallback = false;  // the backend cannot read this document; its Fallback can
   void prefix(std::string_view segment) {
     for (auto& i : issues) i.path.insert(0, segment);
   }
@@ -361,6 +362,11 @@ inline std::string union_arity_message(const char* name, std::vector<std::string
   }
   return out;
 }
+
+template <class B, class = void>
+struct has_fallback : std::false_type {};
+template <class B>
+struct has_fallback<B, std::void_t<typename B::Fallback>> : std::true_type {};
 
 // How a document type is version-checked on load; specialized in externspec.h for the versioned
 // documents (ExternKernelNodes, ExportedProgram). Unversioned types ignore unknown keys.

@@ -1,0 +1,82 @@
+"""One corpus, two decoders: tests/conformance is read by Python and by the C++ header (both backends).
+
+Valid documents decode in C++ and re-encode to the exact bytes of Python's `es.dumps`; invalid ones
+are rejected by both with the same error kind and JSON path (manifest.json records the expectation).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import externspec as es
+
+CORPUS = Path(__file__).resolve().parents[1] / "conformance"
+MANIFEST = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))
+VALID = sorted(MANIFEST["valid"].items())
+INVALID = sorted(MANIFEST["invalid"].items())
+
+pytestmark = pytest.mark.slow  # builds the harness (cached in .cache/cpp)
+
+
+def python_outcome(type_name: str, path: Path) -> tuple[str, str]:
+    """(error kind, JSON path) of Python's verdict on an invalid document."""
+    try:
+        es.load(path, getattr(es, type_name))
+    except es.DecodeError as e:
+        return ("DecodeError", e.path)
+    except es.VersionError as e:
+        return ("VersionError", str(e).split(": ", 2)[1])  # "<file>: <path>: ..."
+    return ("OK", "")
+
+
+def test_corpus_is_complete() -> None:
+    on_disk = {p.name for p in (CORPUS / "valid").glob("*.json")} | {p.name for p in (CORPUS / "invalid").glob("*.json")}
+    listed = set(MANIFEST["valid"]) | set(MANIFEST["invalid"])
+    assert on_disk == listed
+    assert len(VALID) >= 10 and len(INVALID) >= 30
+
+
+@pytest.mark.parametrize(("name", "expect"), INVALID, ids=[n for n, _ in INVALID])
+def test_python_rejects_invalid_as_recorded(name: str, expect: dict[str, str]) -> None:
+    assert python_outcome(expect["type"], CORPUS / "invalid" / name) == (expect["error"], expect["path"])
+
+
+def test_cpp_round_trips_valid_documents_to_python_bytes(harness) -> None:
+    outcomes = harness.run([(t, CORPUS / "valid" / name) for name, t in VALID])
+    for (name, t), got in zip(VALID, outcomes, strict=True):
+        model = es.load(CORPUS / "valid" / name, getattr(es, t))
+        assert got.kind == "OK", f"{harness.backend} rejected valid/{name}: {got.message}"
+        assert got.encoded == es.dumps(model), f"{harness.backend}: valid/{name} re-encoded differently"
+
+
+def test_cpp_rejects_invalid_documents_like_python(harness) -> None:
+    outcomes = harness.run([(e["type"], CORPUS / "invalid" / name) for name, e in INVALID])
+    for (name, expect), got in zip(INVALID, outcomes, strict=True):
+        assert got.kind == expect["error"], f"{harness.backend}: invalid/{name}: {got}"
+        path = got.path if got.kind == "DecodeError" else got.message.split(": ", 1)[0]
+        assert path == expect["path"], f"{harness.backend}: invalid/{name}: {got.message}"
+
+
+def test_cpp_messages_match_python_for_schema_errors(harness) -> None:
+    """Beyond kind and path, the C++ messages use Python's wording (syntax errors excepted)."""
+    schema_errors = [(n, e) for n, e in INVALID if not n.startswith(("syntax", "invalid_utf8", "lone", "empty",
+                                                                     "nesting", "enum_name", "bigint"))]
+    outcomes = harness.run([(e["type"], CORPUS / "invalid" / name) for name, e in schema_errors])
+    for (name, expect), got in zip(schema_errors, outcomes, strict=True):
+        try:
+            es.load(CORPUS / "invalid" / name, getattr(es, expect["type"]))
+        except es.ExternSpecError as e:
+            python_message = str(e).split(": ", 1)[1]
+        assert got.message == python_message, f"{harness.backend}: invalid/{name}"
+
+
+def test_strict_rejects_unknown_keys_everywhere(harness) -> None:
+    path = CORPUS / "valid" / "nesting_at_limit.json"
+    with pytest.raises(es.DecodeError) as info:
+        es.loads(path.read_bytes(), es.Device, strict=True)
+    got = harness.one("Device", path, strict=True)
+    assert (got.kind, got.path) == ("DecodeError", info.value.path) == ("DecodeError", "$")
+    assert got.message == str(info.value) == "$: unknown key `ignored`"
