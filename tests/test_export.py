@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import math
 
+import externspec as es
 import pytest
 import torch
 from support import custom_ops as co
-
-import externspec as es
 
 X = torch.arange(12.0).reshape(3, 4)
 Y = torch.arange(12.0).reshape(3, 4) * -1
@@ -198,7 +197,7 @@ def test_missing_required_argument() -> None:
 
 
 def test_not_an_op_overload() -> None:
-    with pytest.raises(es.UnsupportedError, match="expected a torch._ops.OpOverload"):
+    with pytest.raises(es.UnsupportedError, match=r"expected a torch._ops.OpOverload"):
         es.SpecBuilder().add(torch.ops.aten.add, (X, Y))  # type: ignore[arg-type]
 
 
@@ -208,3 +207,17 @@ def test_list_return_without_fake_kernel_is_unsupported() -> None:
     lib.impl("chunks", lambda x: [x, x], "CPU")
     with pytest.raises(es.UnsupportedError, match="need a fake-tensor run to size the output slots"):
         es.SpecBuilder().add(torch.ops.externspec_export_nofake.chunks.default, (X,))
+
+
+def test_ints_outside_int64_are_unsupported_not_a_crash() -> None:
+    with pytest.raises(es.UnsupportedError, match=r"argument `n` of type `int`: 9223372036854775808 does not fit"):
+        es.SpecBuilder().add(co.list_out, (X, 2**63))
+
+
+def test_kernel_errors_name_the_node() -> None:
+    b = es.SpecBuilder()
+    site = b.add(torch.ops.aten.mm.default, (X, X.T))
+    ex = es.ProxyExecutor(b.build())
+    with pytest.raises(RuntimeError) as info:
+        ex.call_function(0, site.int_args, [X, X, None])  # 3x4 @ 3x4: the kernel refuses
+    assert "externspec: raised by the kernel of node 0 `buf0` (aten::mm)" in info.value.__notes__

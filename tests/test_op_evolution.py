@@ -16,10 +16,9 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import externspec as es
 import pytest
 import torch
-
-import externspec as es
 
 X = torch.arange(6.0).reshape(2, 3)
 _ids = itertools.count()

@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import externspec as es
 import pytest
 import torch
 from support import custom_ops as co
-
-import externspec as es
 
 X = torch.arange(12.0).reshape(3, 4) / 7
 Y = torch.arange(12.0).reshape(3, 4) * -0.5
@@ -119,7 +118,7 @@ def test_unknown_op_is_a_load_error_naming_node_and_target() -> None:
 def test_targets_are_looked_up_never_evaluated(target: str) -> None:
     doc = spec_dict(co.tuple_out, (X, Y))
     doc["nodes"][0]["node"]["target"] = target
-    with pytest.raises(es.SpecMismatchError, match="is not of the form ns::op or ns::op.overload"):
+    with pytest.raises(es.SpecMismatchError, match=r"is not of the form ns::op or ns::op.overload"):
         load(doc)
 
 
@@ -127,7 +126,7 @@ def test_custom_op_hint() -> None:
     doc = spec_dict(co.tuple_out, (X, Y))
     doc["nodes"][0]["node"]["target"] = "externspec_gone::op"
     doc["nodes"][0]["node"]["metadata"]["torch_library_custom_op"] = "1"
-    with pytest.raises(es.SpecMismatchError, match="torch.library.custom_op: define it in Python"):
+    with pytest.raises(es.SpecMismatchError, match=r"torch.library.custom_op: define it in Python"):
         load(doc)
 
 
@@ -166,14 +165,15 @@ def test_output_member_mismatch_is_a_load_error() -> None:
 def test_bad_enum_value_is_a_load_error() -> None:
     doc = spec_dict(co.enum_defaults, (X,))
     doc["nodes"][0]["node"]["inputs"][1]["arg"] = {"as_scalar_type": 0}
-    with pytest.raises(es.SpecMismatchError, match=r"argument `dtype` \(as_scalar_type\): ScalarType 0 \(UNKNOWN\) names no torch dtype"):
+    with pytest.raises(es.SpecMismatchError,
+                       match=r"argument `dtype` \(as_scalar_type\): ScalarType 0 \(UNKNOWN\) names no torch dtype"):
         load(doc)
 
 
 def test_unparsable_recorded_schema_is_a_load_error() -> None:
     doc = spec_dict(co.tuple_out, (X, Y))
     doc["nodes"][0]["node"]["metadata"]["externspec.op_schema"] = "not a schema("
-    with pytest.raises(es.SpecMismatchError, match="metadata `externspec.op_schema` is not an op schema"):
+    with pytest.raises(es.SpecMismatchError, match=r"metadata `externspec.op_schema` is not an op schema"):
         load(doc)
 
 

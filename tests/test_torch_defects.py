@@ -11,11 +11,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import externspec as es
 import pytest
 import torch
 from support import custom_ops as co
-
-import externspec as es
 
 X = torch.arange(12.0).reshape(3, 4) / 3
 B = torch.full((3, 4), -2.0)
@@ -140,7 +139,7 @@ def test_removed_static_argument_is_not_silently_dropped() -> None:
     spec, _ = build((co.kwonly, (X,)))
     doc = json.loads(es.dumps(spec))
     doc["nodes"][0]["node"]["inputs"][-1]["name"] = "gone"  # a `mode` that no longer exists
-    with pytest.raises(es.SpecMismatchError, match="argument `gone` .as_string. is not in the runtime op schema"):
+    with pytest.raises(es.SpecMismatchError, match=r"argument `gone` .as_string. is not in the runtime op schema"):
         es.ProxyExecutor(es.loads(json.dumps(doc), es.ExternKernelNodes))
 
 
@@ -148,5 +147,5 @@ def test_unknown_argument_names_are_not_ignored() -> None:
     spec, _ = build((co.tuple_out, (X, B)))
     doc = json.loads(es.dumps(spec))
     doc["nodes"][0]["node"]["inputs"].append({"name": "extra", "arg": {"as_bool": True}, "kind": 2})
-    with pytest.raises(es.SpecMismatchError, match="argument `extra` .as_bool. is not in the runtime op schema"):
+    with pytest.raises(es.SpecMismatchError, match=r"argument `extra` .as_bool. is not in the runtime op schema"):
         es.ProxyExecutor(es.loads(json.dumps(doc), es.ExternKernelNodes))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import externspec as es
 import pytest
 import torch
-
-import externspec as es
 from externspec import torch_types as tt
 
 

@@ -10,7 +10,6 @@ from .cpp_include import get_include
 from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
 from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
 
-
 try:  # the exporter and executor need torch; the models and wire format do not
     from .export import CallSite, SpecBuilder
     from .runtime import ProxyExecutor

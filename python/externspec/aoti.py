@@ -60,7 +60,8 @@ def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCa
         ints = [t.strip() for t in ints_text.split(",") if t.strip()]
         bad = [t for t in ints if not _INT.match(t)]
         if bad:
-            raise ExternSpecError(f"{source}: extern call {index} passes symbolic ints {bad}; only static shapes replay")
+            raise ExternSpecError(
+                f"{source}: extern call {index} passes symbolic ints {bad}; only static shapes replay")
         names = tuple(t.strip() for t in tensors_text.split(",") if t.strip())
         values = tuple(int(t.rstrip("L")) for t in ints)
         if len(values) != int(n_ints) or len(names) != int(n_tensors):

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from pydantic import ValidationError
 
 from . import torch_types
 from ._generated.models import (
@@ -84,6 +85,12 @@ class _ArgWriter:
         return UnsupportedError(f"{self.op_name}: argument `{self.arg_name}` of type `{self.at}`: {why}")
 
     def write(self, value: Any) -> Argument:
+        try:
+            return self._write(value)
+        except ValidationError as exc:  # e.g. an int outside int64: the file format cannot hold it
+            raise self.fail(f"{value!r} does not fit the file format: {exc.errors()[0]['msg']}") from None
+
+    def _write(self, value: Any) -> Argument:
         at = self.at
         if value is None:
             if not at.optional:
@@ -171,7 +178,8 @@ class _ArgWriter:
         if base == "Tensor" and self.at.elem_optional:
             if any(i is None for i in items):
                 return Argument(as_optional_tensors=[
-                    OptionalTensorArgument(as_none=True) if i is None else OptionalTensorArgument(as_tensor=self.tensor(i))
+                    OptionalTensorArgument(as_none=True) if i is None
+                    else OptionalTensorArgument(as_tensor=self.tensor(i))
                     for i in items
                 ])
             return Argument(as_tensors=[self.tensor(i) for i in items])
@@ -327,7 +335,8 @@ class SpecBuilder:
         for schema_arg, value, how in bind_call(op, args, kwargs):
             at = arg_type(schema_arg.real_type)
             writer = _ArgWriter(self, op_name, schema_arg.name, at, slots)
-            if self.omit_defaults and schema_arg.has_default_value() and self._is_default(op_name, schema_arg, at, value):
+            if (self.omit_defaults and schema_arg.has_default_value()
+                    and self._is_default(op_name, schema_arg, at, value)):
                 continue
             argument = writer.write(value)
             if writer.wrapped:
@@ -377,7 +386,8 @@ class SpecBuilder:
             return False
         return _same(mine, default)
 
-    def _outputs_of(self, op_name: str, returns: Sequence[Any], fake: Sequence[Any]) -> tuple[list[Argument], int, list[int]]:
+    def _outputs_of(self, op_name: str, returns: Sequence[Any],
+                    fake: Sequence[Any]) -> tuple[list[Argument], int, list[int]]:
         outputs: list[Argument] = []
         n_tensors = 0
         ints: list[int] = []

@@ -33,7 +33,7 @@ from . import torch_types
 from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes
 from .abi import ENUM_BASES, ArgType, accepts, arg_type
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
-from .export import OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, schema_default
+from .export import OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, _same, schema_default
 from .wire import load
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -102,7 +102,8 @@ class ProxyExecutor:
         if not isinstance(spec, ExternKernelNodes):
             raise TypeError(f"expected ExternKernelNodes or a file path, got {type(spec).__name__}")
         self.spec = spec
-        self.plans = [_plan(i, n) for i, n in enumerate(spec.nodes)]
+        cache = _Facts()
+        self.plans = [_plan(i, n, cache) for i, n in enumerate(spec.nodes)]
 
     def __len__(self) -> int:
         return len(self.plans)
@@ -140,7 +141,11 @@ class ProxyExecutor:
                 pos[key] = value
             else:
                 kwargs[key] = value
-        result = plan.call(*pos, **kwargs)
+        try:
+            result = plan.call(*pos, **kwargs)
+        except Exception as exc:  # the kernel's own error, kept as is, with the node it ran for
+            exc.add_note(f"externspec: raised by the kernel of {plan.label}")
+            raise
         if plan.single_return:
             result = (result,)
         _store_outputs(plan, result, int_args, tensor_args)
@@ -165,11 +170,10 @@ def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_
                     f"the op returned {'None' if r is None else 'a Tensor'}")
             if extra:
                 tensor_args[slot] = r
-        elif kind == _OUT_INT:
-            if r != int_args[slot]:
-                raise CallError(
-                    f"{plan.label}: int return {i} is {r}, but the caller expects {int_args[slot]} "
-                    f"(int_args[{slot}]); the compiled code specialized on that value")
+        elif kind == _OUT_INT and r != int_args[slot]:
+            raise CallError(
+                f"{plan.label}: int return {i} is {r}, but the caller expects {int_args[slot]} "
+                f"(int_args[{slot}]); the compiled code specialized on that value")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -180,33 +184,94 @@ def _label(index: int, node: ExternKernelNode) -> str:
     return f"node {index} `{node.name}` ({node.node.target})"
 
 
-def _export_schema(label: str, node: ExternKernelNode) -> Any:
-    text = node.node.metadata.get(OP_SCHEMA_KEY)
-    if text is None:
-        return None
-    try:
-        return torch._C.parse_schema(text)
-    except RuntimeError as exc:
-        raise SpecMismatchError(f"{label}: metadata `{OP_SCHEMA_KEY}` is not an op schema: {exc}") from None
+@dataclass(frozen=True)
+class _Param:
+    """What validation needs of one schema argument, read once from torch's (slow) pybind objects."""
+
+    name: str
+    at: ArgType
+    kwarg_only: bool
+    has_default: bool
+    default_value: Any
+    default_arg: Argument | None  # the default as the Argument an exporter writes (None: not writable)
 
 
-def _plan(index: int, node: ExternKernelNode) -> CallPlan:
+@dataclass(frozen=True)
+class _SchemaFacts:
+    text: str
+    params: tuple[_Param, ...]
+    position: dict[str, int]
+    by_name: dict[str, _Param]
+    returns: tuple[ArgType, ...]
+    returns_text: str
+
+
+def _facts(schema: Any) -> _SchemaFacts:
+    from .export import _ArgWriter, _Slots
+
+    params = []
+    for a in schema.arguments:
+        at = arg_type(a.real_type)
+        has_default = a.has_default_value()
+        default_arg = None
+        if has_default:
+            try:
+                default_arg = _ArgWriter(None, "", a.name, at, _Slots()).write(  # type: ignore[arg-type]
+                    schema_default(a, at))
+            except ExternSpecError:
+                default_arg = None
+        params.append(_Param(a.name, at, a.kwarg_only, has_default, a.default_value if has_default else None,
+                             default_arg))
+    returns = tuple(arg_type(r.real_type) for r in schema.returns)
+    return _SchemaFacts(
+        text=str(schema), params=tuple(params), position={p.name: i for i, p in enumerate(params)},
+        by_name={p.name: p for p in params}, returns=returns, returns_text=", ".join(map(str, returns)) or "()",
+    )
+
+
+class _Facts:
+    """Per-load caches: op lookups and schema facts are shared by every node naming the same op."""
+
+    def __init__(self) -> None:
+        self.ops: dict[str, tuple[torch._ops.OpOverload, _SchemaFacts]] = {}
+        self.exported: dict[str, _SchemaFacts] = {}
+
+    def op(self, target: str) -> tuple[torch._ops.OpOverload, _SchemaFacts]:
+        entry = self.ops.get(target)
+        if entry is None:
+            op = resolve_op(target)
+            entry = self.ops[target] = (op, _facts(op._schema))
+        return entry
+
+    def export_schema(self, label: str, node: ExternKernelNode) -> _SchemaFacts | None:
+        text = node.node.metadata.get(OP_SCHEMA_KEY)
+        if text is None:
+            return None
+        facts = self.exported.get(text)
+        if facts is None:
+            try:
+                facts = self.exported[text] = _facts(torch._C.parse_schema(text))
+            except RuntimeError as exc:
+                raise SpecMismatchError(f"{label}: metadata `{OP_SCHEMA_KEY}` is not an op schema: {exc}") from None
+        return facts
+
+
+def _plan(index: int, node: ExternKernelNode, cache: _Facts) -> CallPlan:
     label = _label(index, node)
     target = node.node.target
     if target == "call_torchbind":
         raise SpecMismatchError(f"{label}: torchbind method calls are not supported by this executor")
     try:
-        op = resolve_op(target)
+        op, schema = cache.op(target)
     except LookupError as exc:
         hint = (" (a torch.library.custom_op: define it in Python before loading)"
                 if node.node.metadata.get("torch_library_custom_op") == "1" else "")
         raise SpecMismatchError(f"{label}: {exc}{hint}") from None
-    schema = op._schema
-    exported = _export_schema(label, node)
-    exported_args = {a.name: a for a in exported.arguments} if exported is not None else {}
+    exported = cache.export_schema(label, node)
+    exported_args = exported.by_name if exported is not None else {}
 
-    params = list(schema.arguments)
-    position = {a.name: i for i, a in enumerate(params)}
+    params = schema.params
+    position = schema.position
     given: dict[str, Argument] = {}
     last = -1
     for named in node.node.inputs:
@@ -214,10 +279,10 @@ def _plan(index: int, node: ExternKernelNode) -> CallPlan:
         if name in given:
             raise SpecMismatchError(f"{label}: argument `{name}` is given twice")
         if name not in position:
-            was = f" (type `{arg_type(exported_args[name].real_type)}` at export)" if name in exported_args else ""
+            was = f" (type `{exported_args[name].at}` at export)" if name in exported_args else ""
             raise SpecMismatchError(
                 f"{label}: argument `{name}` ({named.arg.type}){was} is not in the runtime op schema "
-                f"`{schema}`; it was removed or renamed")
+                f"`{schema.text}`; it was removed or renamed")
         if position[name] < last:
             raise SpecMismatchError(
                 f"{label}: argument `{name}` comes after `{params[last].name}` in the spec but before it in "
@@ -233,19 +298,19 @@ def _plan(index: int, node: ExternKernelNode) -> CallPlan:
     n_tensors = n_ints = 0
     keyword_from = None  # once an argument is omitted, later positional ones go by keyword
     for i, p in enumerate(params):
-        at = arg_type(p.real_type)
+        at = p.at
         positional = not p.kwarg_only and keyword_from is None
         arg = given.get(p.name)
         if arg is None:
-            _check_omitted(label, p, at, exported_args.get(p.name))
+            _check_omitted(label, p, exported_args.get(p.name))
             if not p.kwarg_only and keyword_from is None:
                 keyword_from = i
             continue
-        _check_member(label, p, at, arg, exported_args.get(p.name))
+        _check_member(label, p, arg, exported_args.get(p.name))
         key: Any = len(pos) if positional else p.name
         value, fill, n_tensors, n_ints = _static_or_fill(label, p, at, arg, positional, key, n_tensors, n_ints,
                                                          p.name in wrapped)
-        is_default = fill is None and _is_runtime_default(p, at, arg)
+        is_default = fill is None and p.default_arg is not None and _same(arg, p.default_arg)
         if fill is not None:
             fills.append(fill)
         if positional:
@@ -267,47 +332,35 @@ def _plan(index: int, node: ExternKernelNode) -> CallPlan:
     )
 
 
-def _is_runtime_default(p: Any, at: ArgType, arg: Argument) -> bool:
-    if not p.has_default_value():
-        return False
-    from .export import _ArgWriter, _same, _Slots
-
-    try:
-        default = _ArgWriter(None, "", p.name, at, _Slots()).write(schema_default(p, at))  # type: ignore[arg-type]
-    except (UnsupportedError, ExternSpecError):
-        return False
-    return _same(arg, default)
-
-
-def _check_omitted(label: str, p: Any, at: ArgType, exported: Any) -> None:
-    if not p.has_default_value():
+def _check_omitted(label: str, p: _Param, exported: _Param | None) -> None:
+    if not p.has_default:
         added = " (added to the op after export?)" if exported is None else ""
         raise SpecMismatchError(
-            f"{label}: argument `{p.name}` of type `{at}` has no default in the runtime op schema and the spec "
+            f"{label}: argument `{p.name}` of type `{p.at}` has no default in the runtime op schema and the spec "
             f"does not give it{added}")
-    if exported is not None and exported.has_default_value():
+    if exported is not None and exported.has_default:
         before, now = exported.default_value, p.default_value
-        if before != now or arg_type(exported.real_type) != at:
+        if before != now or exported.at != p.at:
             raise SpecMismatchError(
                 f"{label}: argument `{p.name}` was omitted as equal to its default `{before}` "
-                f"(type `{arg_type(exported.real_type)}`) at export, but the runtime default is `{now}` "
-                f"(type `{at}`)")
+                f"(type `{exported.at}`) at export, but the runtime default is `{now}` (type `{p.at}`)")
 
 
-def _check_member(label: str, p: Any, at: ArgType, arg: Argument, exported: Any) -> None:
+def _check_member(label: str, p: _Param, arg: Argument, exported: _Param | None) -> None:
+    at = p.at
     member = arg.type
     if not at.supported and member != "as_none":
         raise SpecMismatchError(
             f"{label}: argument `{p.name}` has runtime type `{at}`, which the extern-kernel ABI cannot carry")
     if accepts(at, member):
         return
-    was = f"type `{arg_type(exported.real_type)}` at export, " if exported is not None else ""
-    want = ", ".join(([*at.members, "as_none"] if at.optional else list(at.members)))
+    was = f"type `{exported.at}` at export, " if exported is not None else ""
+    want = ", ".join([*at.members, "as_none"] if at.optional else list(at.members))
     raise SpecMismatchError(
         f"{label}: argument `{p.name}` is `{member}` in the spec ({was}runtime type `{at}` accepts {want})")
 
 
-def _static_or_fill(label: str, p: Any, at: ArgType, arg: Argument, positional: bool, key: Any,
+def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positional: bool, key: Any,
                     n_tensors: int, n_ints: int, wrapped: bool) -> tuple[Any, _Fill | None, int, int]:
     member, v = arg.type, arg.value
     if member == "as_int" and at.base in ENUM_BASES:
@@ -361,16 +414,15 @@ _RETURN_KIND = {"as_tensor": _OUT_TENSOR, "as_tensors": _OUT_TENSORS, "as_option
                 "as_none": _OUT_NONE, "as_int": _OUT_INT}
 
 
-def _plan_outputs(label: str, schema: Any, exported: Any, node: ExternKernelNode, t0: int,
-                  i0: int) -> tuple[list[tuple[int, int, int]], int, list[int]]:
+def _plan_outputs(label: str, schema: _SchemaFacts, exported: _SchemaFacts | None, node: ExternKernelNode,
+                  t0: int, i0: int) -> tuple[list[tuple[int, int, int]], int, list[int]]:
     returns = schema.returns
     outs = node.node.outputs
-    runtime_types = ", ".join(str(arg_type(r.real_type)) for r in returns) or "()"
-    if exported is not None:
-        export_types = ", ".join(str(arg_type(r.real_type)) for r in exported.returns) or "()"
-        if export_types != runtime_types:
-            raise SpecMismatchError(
-                f"{label}: the op's returns changed since export: ({export_types}) at export, ({runtime_types}) now")
+    runtime_types = schema.returns_text
+    if exported is not None and exported.returns_text != runtime_types:
+        raise SpecMismatchError(
+            f"{label}: the op's returns changed since export: ({exported.returns_text}) at export, "
+            f"({runtime_types}) now")
     if len(outs) != len(returns):
         raise SpecMismatchError(
             f"{label}: the spec has {len(outs)} outputs ({', '.join(o.type for o in outs) or 'none'}) but the "
@@ -378,8 +430,7 @@ def _plan_outputs(label: str, schema: Any, exported: Any, node: ExternKernelNode
     plan: list[tuple[int, int, int]] = []
     n_tensors = 0
     ints: list[int] = []
-    for i, (r, out) in enumerate(zip(returns, outs, strict=True)):
-        at = arg_type(r.real_type)
+    for i, (at, out) in enumerate(zip(returns, outs, strict=True)):
         want = at.return_member
         if want is None:
             raise SpecMismatchError(f"{label}: return {i} has runtime type `{at}`, which the ABI cannot return")

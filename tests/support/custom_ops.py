@@ -11,7 +11,6 @@ The C++ executor tests reuse these ops (same names, same semantics).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -130,7 +129,7 @@ kwonly_fixed = _define(
 
 
 def _enum_defaults(x, dtype=torch.int64, layout=torch.strided, memory_format=torch.contiguous_format):
-    return x.to(dtype) + _num(layout) + _num(memory_format)
+    return x.to(dtype) + _num(dtype) + 0.01 * _num(layout) + 0.001 * _num(memory_format)
 
 
 # Enum defaults, which torch reports in c10 numbering (long = 4 there, INT = 4 in the file format).
