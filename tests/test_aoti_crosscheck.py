@@ -21,7 +21,7 @@ import externspec as es
 import pytest
 import torch
 from externspec import aoti
-from support import aoti_models
+from tests.support import aoti_models
 
 pytestmark = pytest.mark.slow
 

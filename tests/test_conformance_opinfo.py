@@ -17,7 +17,7 @@ import os
 
 import externspec as es
 import pytest
-from support import opinfo_replay
+from tests.support import opinfo_replay
 
 PASS_RATE_FLOOR = 0.97
 

@@ -8,7 +8,7 @@ import math
 import externspec as es
 import pytest
 import torch
-from support import custom_ops as co
+from tests.support import custom_ops as co
 
 X = torch.arange(12.0).reshape(3, 4)
 Y = torch.arange(12.0).reshape(3, 4) * -1

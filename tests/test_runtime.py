@@ -9,7 +9,7 @@ from typing import Any
 import externspec as es
 import pytest
 import torch
-from support import custom_ops as co
+from tests.support import custom_ops as co
 
 X = torch.arange(12.0).reshape(3, 4) / 7
 Y = torch.arange(12.0).reshape(3, 4) * -0.5
