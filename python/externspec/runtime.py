@@ -48,13 +48,18 @@ _OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_NONE, _OUT_INT = range(5)
 def resolve_op(target: str) -> torch._ops.OpOverload:
     """`ns::op` or `ns::op.overload` -> the registered OpOverload (LookupError if not registered).
 
-    Only registry lookups: the names are checked to be identifiers first, and nothing is imported."""
+    Only registry lookups: the names are checked to be identifiers (not dunders, so no attribute of
+    torch.ops itself is reached) first, and the dispatcher's registry is asked before torch.ops, so
+    a spec naming unregistered namespaces cannot make torch.ops create objects for them. Nothing is
+    imported or called."""
     ns, sep, rest = target.partition("::")
     name, _, overload = rest.partition(".")
     overload = overload or "default"
-    if not sep or not all(_IDENT.match(p) for p in (ns, name, overload)):
+    if not sep or not all(_IDENT.match(p) and not p.startswith("__") for p in (ns, name, overload)):
         raise LookupError(f"`{target}` is not of the form ns::op or ns::op.overload")
     try:
+        if torch._C._jit_get_operation(f"{ns}::{name}")[0] is None:
+            raise AttributeError(target)
         packet = getattr(getattr(torch.ops, ns), name)
         op = getattr(packet, overload)
     except (AttributeError, RuntimeError):
