@@ -62,6 +62,9 @@ T decode_root(const V& root, bool strict) {
 // `strict` rejects unknown keys everywhere (Python: loads(..., strict=True)).
 template <class T, class Backend = DefaultBackend>
 T decode(std::string_view json, bool strict = false) {
+  if (json.size() > MAX_JSON_BYTES)  // before any parsing or allocation, as Python
+    throw DecodeError({{"$", "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
+                                 std::to_string(MAX_JSON_BYTES) + " bytes"}});
   typename Backend::Document doc;
   std::optional<typename Backend::Value> root;
   try {
