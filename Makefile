@@ -6,7 +6,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup generate check-generated check-schema lint typecheck test bench demo clean
+.PHONY: help setup generate check-generated check-schema lint typecheck test bench demo fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -40,6 +40,11 @@ test: $(STAMP) check-generated check-schema ## run the whole test suite (slow te
 
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side
 	$(PY) benchmarks/run.py
+
+FUZZ_SECONDS ?= 60
+fuzz: $(STAMP) ## libFuzzer on the C++ decoder, both backends, ASan+UBSan, FUZZ_SECONDS each (needs clang)
+	@command -v clang++ >/dev/null || { echo "clang++ missing: apt-get install clang libclang-rt-14-dev"; exit 1; }
+	$(PY) tests/fuzz/run_fuzz.py --seconds $(FUZZ_SECONDS)
 
 demo: $(STAMP) ## the main job: real torch artifacts through externspec
 	$(PY) -m externspec.demo

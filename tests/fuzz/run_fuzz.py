@@ -67,7 +67,7 @@ def flags(backend: str) -> list[str]:
 def build(backend: str) -> Path:
     """Compile the target for `backend` unless an identical build is cached."""
     if shutil.which(COMPILER) is None:
-        raise RuntimeError(f"{COMPILER} not found: install Debian's clang and libclang-rt-14-dev (make setup-fuzz)")
+        raise RuntimeError(f"{COMPILER} not found: install Debian's clang and libclang-rt-14-dev (see `make fuzz`)")
     cmd_flags = flags(backend)
     h = hashlib.sha256()
     h.update(subprocess.run([COMPILER, "--version"], capture_output=True, text=True, check=True).stdout.encode())
