@@ -61,13 +61,13 @@ def run() -> list[str]:
         for _ in range(ROUNDS):
             wire.check_limits = lambda *a, **k: None  # type: ignore[assignment]
             try:
-                best["none"] = min(best["none"], _time(lambda: es.loads(data, es.ExportedProgram)))
+                best["none"] = min(best["none"], _time(lambda d=data: es.loads(d, es.ExportedProgram)))
             finally:
                 wire.check_limits = real_check  # type: ignore[assignment]
-            best["shipped"] = min(best["shipped"], _time(lambda: es.loads(data, es.ExportedProgram)))
-            best["depth64"] = min(best["depth64"], _time(lambda: es.loads(data, es.ExportedProgram, max_depth=64)))
-        check = _per_call(lambda: wire.check_limits(data), 100_000)
-        prescan = _per_call(lambda: wire.check_limits(data, max_depth=64), 3)
+            best["shipped"] = min(best["shipped"], _time(lambda d=data: es.loads(d, es.ExportedProgram)))
+            best["depth64"] = min(best["depth64"], _time(lambda d=data: es.loads(d, es.ExportedProgram, max_depth=64)))
+        check = _per_call(lambda d=data: wire.check_limits(d), 100_000)
+        prescan = _per_call(lambda d=data: wire.check_limits(d, max_depth=64), 3)
         lines.append(f"{nodes:>7} {len(data) / 1e6:>6.1f} | {best['none']:>11.4f} {best['shipped']:>9.4f} "
                      f"{best['shipped'] / best['none']:>5.3f}x | {check * 1e6:>8.3f} {check / best['none']:>9.1e} | "
                      f"{best['depth64']:>14.4f} {best['depth64'] / best['none']:>5.2f}x {prescan:>10.4f}")

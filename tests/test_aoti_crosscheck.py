@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import externspec as es
 import pytest
 import torch
+
+import externspec as es
 from externspec import aoti
 from tests.support import aoti_models
 

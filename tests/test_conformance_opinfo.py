@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 
-import externspec as es
 import pytest
+
+import externspec as es
 from tests.support import opinfo_replay
 
 PASS_RATE_FLOOR = 0.97

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import math
 
-import externspec as es
 import pytest
 import torch
+
+import externspec as es
 from tests.support import custom_ops as co
 
 X = torch.arange(12.0).reshape(3, 4)

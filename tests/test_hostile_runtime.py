@@ -14,9 +14,9 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.support import custom_ops as co
 
 import externspec as es
+from tests.support import custom_ops as co
 from tests.support.strategies import mutated_trees
 
 X = torch.arange(12.0).reshape(3, 4) / 7
@@ -76,7 +76,7 @@ def test_spec_lists_more_tensors_than_the_caller_passes() -> None:
 
 
 def test_output_list_length_differs_at_runtime_and_nothing_is_written() -> None:
-    doc, site = built(co.list_out, (X, 3))
+    doc, _ = built(co.list_out, (X, 3))
     ex = executor(doc)
     slots: list[Any] = [X, None, None, None]
     with pytest.raises(es.CallError, match="return 0 is a list of 2 tensors, but the spec has 3 output slots"):
@@ -147,7 +147,7 @@ def test_kernel_errors_are_not_disguised() -> None:
 def test_tensor_args_must_be_a_list() -> None:
     doc, site = built(co.tuple_out, (X, Y))
     ex = executor(doc)
-    with pytest.raises(es.CallError, match="tensor_args must be a list .*got tuple"):
+    with pytest.raises(es.CallError, match=r"tensor_args must be a list .*got tuple"):
         ex.call_function(0, [], tuple(site.tensor_args))  # type: ignore[arg-type]
 
 

@@ -9,6 +9,7 @@ ops already registered with the dispatcher (SECURITY.md).
 
 from __future__ import annotations
 
+import _pickle
 import base64
 import builtins
 import ctypes
@@ -24,7 +25,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import _pickle
 import pytest
 import torch
 
@@ -53,7 +53,8 @@ def tripwires(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         return tripped
 
     def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
-        absolute = importlib.util.resolve_name("." * level + name, (globals or {}).get("__package__")) if level else name
+        package = (globals or {}).get("__package__")
+        absolute = importlib.util.resolve_name("." * level + name, package) if level else name
         if absolute not in sys.modules:  # a module that was not loaded before: a real import
             fired.append(f"import {absolute}")
             raise Tripped(absolute)

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import externspec as es
 import pytest
 import torch
+
+import externspec as es
 from tests.support import custom_ops as co
 
 X = torch.arange(12.0).reshape(3, 4) / 7

@@ -11,9 +11,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import externspec as es
 import pytest
 import torch
+
+import externspec as es
 from tests.support import custom_ops as co
 
 X = torch.arange(12.0).reshape(3, 4) / 3

@@ -182,7 +182,7 @@ def _check_unique_names(spec: ExternKernelNodes) -> None:
 def _wrong_element(plan: CallPlan, int_args: Sequence[int], tensor_args: list[Any]) -> str | None:
     """The first input slot holding the wrong kind of value (a tensor slot without a tensor, an int
     slot without an int), or None when every element has the kind the plan reads."""
-    for _, key, kind, start, stop, pattern in plan.fills:
+    for _, key, kind, start, stop, _pattern in plan.fills:
         arg = f"argument {key}" if isinstance(key, int) else f"argument `{key}`"
         if kind in (_TENSOR, _TENSORS, _OPT_TENSORS, _WRAPPED):
             for k in range(start, stop):

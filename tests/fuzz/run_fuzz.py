@@ -106,8 +106,9 @@ def write_seeds(directory: Path) -> int:
 
 def write_dictionary(path: Path) -> None:
     """libFuzzer dictionary: every key of the schema and the wire's special literals."""
-    import externspec as es
     from pydantic import BaseModel
+
+    import externspec as es
 
     keys: set[str] = {"schema_version", "major", "minor"}
     for name in es._model_names:
