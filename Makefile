@@ -13,7 +13,12 @@ help: ## list the targets
 
 setup: $(STAMP) ## create .venv with the pinned tools and install externspec (editable)
 
+# Debian packages of the C++ JSON backends (header-only nlohmann = default, simdjson = fast).
+CPP_DEB_PACKAGES := nlohmann-json3-dev libsimdjson-dev
+
 $(STAMP): requirements-dev.txt pyproject.toml
+	@missing=$$(for p in $(CPP_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt

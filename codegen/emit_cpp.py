@@ -39,12 +39,17 @@ _BASE = {
 }
 
 _KEYWORDS = frozenset(
-    "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t char32_t class "
-    "compl const constexpr const_cast continue decltype default delete do double dynamic_cast else enum "
-    "explicit export extern false float for friend goto if inline int long mutable namespace new noexcept "
-    "not not_eq nullptr operator or or_eq private protected public register reinterpret_cast return short "
-    "signed sizeof static static_assert static_cast struct switch template this thread_local throw true try "
-    "typedef typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq".split()
+    [
+        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case",
+        "catch", "char", "char16_t", "char32_t", "class", "compl", "const", "constexpr", "const_cast",
+        "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit",
+        "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+        "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+        "protected", "public", "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static",
+        "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
+        "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+        "wchar_t", "while", "xor", "xor_eq"
+    ]
 )
 # Methods every generated union has; a member of the same name would shadow one.
 _UNION_METHODS = frozenset({"tag", "type", "variant", "Tag", "Variant", "member_names"})
@@ -196,9 +201,11 @@ def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
         assert isinstance(value, ir.ConstMap)
         given = dict(value.items)
         parts = []
-        for f in target.fields:  # type: ignore[union-attr]
+        for f in target.fields:
             if f.name in given:
                 parts.append(_literal(schema, f.type, given[f.name]))
+            elif f.has_default and not f.is_optional:
+                parts.append(_literal(schema, f.type, f.default))
             else:
                 parts.append("{}")
         return f"{t.name}{{{', '.join(parts)}}}"
@@ -207,9 +214,9 @@ def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
         return "{" + ", ".join(_literal(schema, t.args[0], v) for v in value) + "}"
     if t.kind == "map":
         assert isinstance(value, ir.ConstMap)
-        if value.items:
-            raise ValueError("non-empty map defaults are not supported by the C++ emitter")
-        return "{}"
+        return "{" + ", ".join(
+            f"{{{_literal(schema, t.args[0], k)}, {_literal(schema, t.args[1], v)}}}" for k, v in value.items
+        ) + "}"
     if t.name == "bool":
         return "true" if value else "false"
     if t.name == "double":
@@ -255,7 +262,8 @@ def _emit_enum(e: ir.Enum) -> list[str]:
         "template <>",
         f"struct EnumInfo<{e.name}> {{",
         f"  static constexpr std::string_view name = {_string_literal(e.name)};",
-        f"  static constexpr std::array<std::pair<{e.name}, std::string_view>, {len(e.values)}> entries = {{{{{entries}}}}};",
+        f"  static constexpr std::array<std::pair<{e.name}, std::string_view>, {len(e.values)}> entries = "
+        f"{{{{{entries}}}}};",
         "};",
     ]
     return out
@@ -418,6 +426,8 @@ def _emit_union_codec(u: ir.Struct) -> list[str]:
         "    }",
         "  });",
         "  Collector c(ctx);",
+        f"  static constexpr std::string_view segments[{n}] = {{"
+        + ", ".join(_string_literal("." + f.name) for f in u.fields) + "};",
         "  int count = 0, last = -1;",
         "  bool null_member = false;",
         f"  for (int i = 0; i < {n}; ++i) {{",
@@ -428,12 +438,10 @@ def _emit_union_codec(u: ir.Struct) -> list[str]:
         "      null_member = true;",
         "      continue;",
         "    }",
-        "    std::string segment = \".\";",
-        f"    segment += {u.name}::member_names[static_cast<std::size_t>(i)];",
-        "    c.part(segment, [&] {",
+        "    c.part(segments[i], [&] {",
         "      switch (i) {",
     ]
-    for i, f in enumerate(u.fields):
+    for i in range(len(u.fields)):
         out.append(f"        case {i}: decode_value(slot[{i}], out.variant().template emplace<{i}>(), ctx); break;")
     out += [
         "        default: break;",
@@ -506,7 +514,7 @@ def _emit_forward_decls(order: tuple[ir.TypeDef, ...]) -> list[str]:
 def _emit_consts(schema: ir.Schema) -> list[str]:
     out = [f"inline constexpr std::string_view IDL_CHECKSUM = {_string_literal(schema.checksum)};"]
     for c in schema.consts:
-        out += [""] + _comment(c.doc, "")
+        out += ["", *_comment(c.doc, "")]
         value = _literal(schema, c.type, c.value)
         if c.type.kind == "base" and c.type.name not in ("string", "binary"):
             out.append(f"inline constexpr {cpp_type(c.type)} {c.name} = {value};")

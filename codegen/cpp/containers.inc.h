@@ -59,20 +59,11 @@ void decode_value(const V& v, OrderedMap<T>& out, const Ctx& ctx) {
   out.clear();
   std::size_t n = v.size();
   out.reserve(n);
-  std::unordered_map<std::string_view, std::size_t> index;
-  constexpr std::size_t kLinear = 16;
-  if (n > kLinear) index.reserve(n);
   auto& items = out.items();
+  KeyIndex index(n);
   Collector c(ctx);
   v.for_each_member([&](std::string_view key, const V& m) {
-    std::size_t pos = items.size();
-    if (n > kLinear) {
-      auto [it, inserted] = index.emplace(key, pos);
-      if (!inserted) pos = it->second;
-    } else {
-      for (std::size_t j = 0; j < items.size(); ++j)
-        if (items[j].first == key) pos = j;
-    }
+    std::size_t pos = index.find_or_insert(key, items);
     if (pos == items.size()) items.emplace_back(std::string(key), T{});
     else items[pos].second = T{};
     c.part_at_key(key, [&] { decode_value(m, items[pos].second, ctx); });

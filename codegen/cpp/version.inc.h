@@ -13,12 +13,16 @@ template <>
 struct VersionPolicy<ExternKernelNodes> {
   static constexpr bool forbid_unknown = true;
 
+  // A newer major needs a newer externspec; an older one needs the Python upgraders first (the C++
+  // decoder has none): the message names the command.
   static void check_major(std::int64_t major, std::int64_t minor) {
-    if (major != SCHEMA_VERSION.major)
-      throw VersionError("$.schema_version: document schema " + version_text(major, minor) + " has major version " +
-                         std::to_string(major) + "; this reader (schema " +
-                         version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) + ") reads major " +
-                         std::to_string(SCHEMA_VERSION.major) + " only");
+    if (major == SCHEMA_VERSION.major) return;
+    std::string text = "$.schema_version: document schema " + version_text(major, minor) + " has major version " +
+                       std::to_string(major) + "; this reader (schema " +
+                       version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) + ") reads major " +
+                       std::to_string(SCHEMA_VERSION.major) + " only: ";
+    throw VersionError(text + (major > SCHEMA_VERSION.major ? "upgrade externspec"
+                                                            : "upgrade the file with `externspec upgrade IN OUT`"));
   }
 
   static void check(const ExternKernelNodes& doc) {

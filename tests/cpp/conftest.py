@@ -2,67 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
 
 from externspec._cppbuild import build
-from externspec.cpp_include import compile_flags
-
-ROOT = Path(__file__).resolve().parents[2]
-CACHE = ROOT / ".cache" / "cpp"
-HARNESS_SOURCE = Path(__file__).with_name("conformance_harness.cpp")
-BACKENDS = ("nlohmann", "simdjson")
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What the C++ decoder did with one document."""
-
-    kind: str  # "OK", "DecodeError" or "VersionError"
-    encoded: str = ""  # encode(decode(doc)) when OK
-    path: str = ""  # JSON path of the first problem (DecodeError)
-    message: str = ""  # what()
-
-
-class Harness:
-    """Runs the compiled harness over a batch of documents in one process."""
-
-    def __init__(self, exe: Path, backend: str):
-        self.exe = exe
-        self.backend = backend
-
-    def run(self, requests: list[tuple[str, Path]], strict: bool = False) -> list[Outcome]:
-        stdin = "".join(f"{t}\t{int(strict)}\t{p}\n" for t, p in requests)
-        proc = subprocess.run([str(self.exe)], input=stdin.encode(), capture_output=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-        lines = proc.stdout.decode("utf-8").split("\n")[: len(requests)]
-        assert len(lines) == len(requests), proc.stdout[-2000:]
-        out = []
-        for line in lines:
-            kind, _, rest = line.partition("\t")
-            if kind == "OK":
-                out.append(Outcome(kind, encoded=rest))
-            elif kind == "DecodeError":
-                path, _, message = rest.partition("\t")
-                out.append(Outcome(kind, path=path, message=message))
-            elif kind == "VersionError":
-                out.append(Outcome(kind, message=rest))
-            else:
-                raise AssertionError(f"harness: {line}")
-        return out
-
-    def one(self, type_name: str, path: Path, strict: bool = False) -> Outcome:
-        return self.run([(type_name, path)], strict)[0]
-
-
-def harness_flags(backend: str) -> list[str]:
-    flags = [*compile_flags(backend), "-O1", "-Wall", "-Wextra", "-Werror"]
-    if backend == "simdjson":
-        flags.insert(0, "-DHARNESS_SIMDJSON")
-    return flags
+from tests.cpp.harness import BACKENDS, CACHE, HARNESS_SOURCE, Harness, harness_flags
 
 
 @pytest.fixture(scope="session", params=BACKENDS)

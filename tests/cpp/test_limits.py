@@ -16,7 +16,7 @@ import externspec as es
 from externspec import wire
 from externspec._cppbuild import build
 from externspec.cpp_include import get_include
-from tests.cpp.conftest import BACKENDS, CACHE, HARNESS_SOURCE, Harness, harness_flags
+from tests.cpp.harness import BACKENDS, CACHE, HARNESS_SOURCE, Harness, harness_flags
 
 LOW_BYTES, LOW_DEPTH = 300, 5
 

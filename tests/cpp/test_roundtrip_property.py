@@ -115,7 +115,8 @@ def _readable_version(doc: BaseModel, minor: int) -> BaseModel:
     if isinstance(doc, es.ExternKernelNodes) and doc.schema_version is not None:
         return doc.model_copy(update={"schema_version": es.SchemaVersion(major=es.SCHEMA_VERSION.major, minor=minor)})
     if isinstance(doc, es.ExportedProgram):
-        return doc.model_copy(update={"schema_version": es.SchemaVersion(major=es.TORCH_EXPORT_SCHEMA_MAJOR, minor=minor)})
+        version = es.SchemaVersion(major=es.TORCH_EXPORT_SCHEMA_MAJOR, minor=minor)
+        return doc.model_copy(update={"schema_version": version})
     return doc
 
 

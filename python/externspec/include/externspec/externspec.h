@@ -1393,20 +1393,11 @@ void decode_value(const V& v, OrderedMap<T>& out, const Ctx& ctx) {
   out.clear();
   std::size_t n = v.size();
   out.reserve(n);
-  std::unordered_map<std::string_view, std::size_t> index;
-  constexpr std::size_t kLinear = 16;
-  if (n > kLinear) index.reserve(n);
   auto& items = out.items();
+  KeyIndex index(n);
   Collector c(ctx);
   v.for_each_member([&](std::string_view key, const V& m) {
-    std::size_t pos = items.size();
-    if (n > kLinear) {
-      auto [it, inserted] = index.emplace(key, pos);
-      if (!inserted) pos = it->second;
-    } else {
-      for (std::size_t j = 0; j < items.size(); ++j)
-        if (items[j].first == key) pos = j;
-    }
+    std::size_t pos = index.find_or_insert(key, items);
     if (pos == items.size()) items.emplace_back(std::string(key), T{});
     else items[pos].second = T{};
     c.part_at_key(key, [&] { decode_value(m, items[pos].second, ctx); });
@@ -1671,6 +1662,7 @@ void decode_value(const V& v, SymExprHint& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[3] = {".as_int", ".as_bool", ".as_float"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 3; ++i) {
@@ -1681,9 +1673,7 @@ void decode_value(const V& v, SymExprHint& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += SymExprHint::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -1797,6 +1787,7 @@ void decode_value(const V& v, SymInt& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[2] = {".as_expr", ".as_int"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 2; ++i) {
@@ -1807,9 +1798,7 @@ void decode_value(const V& v, SymInt& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += SymInt::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -1875,6 +1864,7 @@ void decode_value(const V& v, SymFloat& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[2] = {".as_expr", ".as_float"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 2; ++i) {
@@ -1885,9 +1875,7 @@ void decode_value(const V& v, SymFloat& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += SymFloat::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -1951,6 +1939,7 @@ void decode_value(const V& v, SymBool& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[2] = {".as_expr", ".as_bool"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 2; ++i) {
@@ -1961,9 +1950,7 @@ void decode_value(const V& v, SymBool& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += SymBool::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -2104,6 +2091,7 @@ void decode_value(const V& v, SymIntArgument& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[2] = {".as_name", ".as_int"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 2; ++i) {
@@ -2114,9 +2102,7 @@ void decode_value(const V& v, SymIntArgument& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += SymIntArgument::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -2182,6 +2168,7 @@ void decode_value(const V& v, SymFloatArgument& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[2] = {".as_name", ".as_float"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 2; ++i) {
@@ -2192,9 +2179,7 @@ void decode_value(const V& v, SymFloatArgument& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += SymFloatArgument::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -2258,6 +2243,7 @@ void decode_value(const V& v, SymBoolArgument& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[2] = {".as_name", ".as_bool"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 2; ++i) {
@@ -2268,9 +2254,7 @@ void decode_value(const V& v, SymBoolArgument& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += SymBoolArgument::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -2410,6 +2394,7 @@ void decode_value(const V& v, OptionalTensorArgument& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[2] = {".as_tensor", ".as_none"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 2; ++i) {
@@ -2420,9 +2405,7 @@ void decode_value(const V& v, OptionalTensorArgument& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += OptionalTensorArgument::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -2671,6 +2654,7 @@ void decode_value(const V& v, Argument& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[31] = {".as_none", ".as_tensor", ".as_tensors", ".as_int", ".as_ints", ".as_float", ".as_floats", ".as_string", ".as_strings", ".as_sym_int", ".as_sym_ints", ".as_scalar_type", ".as_memory_format", ".as_layout", ".as_device", ".as_bool", ".as_bools", ".as_sym_bool", ".as_sym_bools", ".as_graph", ".as_optional_tensors", ".as_custom_obj", ".as_operator", ".as_sym_float", ".as_sym_floats", ".as_optional_tensor", ".as_complex", ".as_nested_tensors", ".as_int_lists", ".as_string_to_argument", ".as_float_lists"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 31; ++i) {
@@ -2681,9 +2665,7 @@ void decode_value(const V& v, Argument& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += Argument::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -3144,6 +3126,7 @@ void decode_value(const V& v, ConstantValue& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[5] = {".as_none", ".as_int", ".as_float", ".as_string", ".as_bool"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 5; ++i) {
@@ -3154,9 +3137,7 @@ void decode_value(const V& v, ConstantValue& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += ConstantValue::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -3514,6 +3495,7 @@ void decode_value(const V& v, InputSpec& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[7] = {".user_input", ".parameter", ".buffer", ".tensor_constant", ".custom_obj", ".token", ".constant_input"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 7; ++i) {
@@ -3524,9 +3506,7 @@ void decode_value(const V& v, InputSpec& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += InputSpec::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -3964,6 +3944,7 @@ void decode_value(const V& v, OutputSpec& out, const Ctx& ctx) {
     }
   });
   Collector c(ctx);
+  static constexpr std::string_view segments[8] = {".user_output", ".loss_output", ".buffer_mutation", ".gradient_to_parameter", ".gradient_to_user_input", ".user_input_mutation", ".token", ".parameter_mutation"};
   int count = 0, last = -1;
   bool null_member = false;
   for (int i = 0; i < 8; ++i) {
@@ -3974,9 +3955,7 @@ void decode_value(const V& v, OutputSpec& out, const Ctx& ctx) {
       null_member = true;
       continue;
     }
-    std::string segment = ".";
-    segment += OutputSpec::member_names[static_cast<std::size_t>(i)];
-    c.part(segment, [&] {
+    c.part(segments[i], [&] {
       switch (i) {
         case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
         case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
@@ -4681,12 +4660,16 @@ template <>
 struct VersionPolicy<ExternKernelNodes> {
   static constexpr bool forbid_unknown = true;
 
+  // A newer major needs a newer externspec; an older one needs the Python upgraders first (the C++
+  // decoder has none): the message names the command.
   static void check_major(std::int64_t major, std::int64_t minor) {
-    if (major != SCHEMA_VERSION.major)
-      throw VersionError("$.schema_version: document schema " + version_text(major, minor) + " has major version " +
-                         std::to_string(major) + "; this reader (schema " +
-                         version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) + ") reads major " +
-                         std::to_string(SCHEMA_VERSION.major) + " only");
+    if (major == SCHEMA_VERSION.major) return;
+    std::string text = "$.schema_version: document schema " + version_text(major, minor) + " has major version " +
+                       std::to_string(major) + "; this reader (schema " +
+                       version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) + ") reads major " +
+                       std::to_string(SCHEMA_VERSION.major) + " only: ";
+    throw VersionError(text + (major > SCHEMA_VERSION.major ? "upgrade externspec"
+                                                            : "upgrade the file with `externspec upgrade IN OUT`"));
   }
 
   static void check(const ExternKernelNodes& doc) {
@@ -4813,12 +4796,14 @@ T decode_root(const V& root, bool strict) {
 
 // Decode JSON text into T. Throws DecodeError (JSON path of each problem) or VersionError.
 // `strict` rejects unknown keys everywhere (Python: loads(..., strict=True)).
+// The parser state is reused across calls on one thread (a per-thread Document), as simdjson
+// recommends: buffers sized for the largest document so far stay allocated.
 template <class T, class Backend = DefaultBackend>
 T decode(std::string_view json, bool strict = false) {
   if (json.size() > MAX_JSON_BYTES)  // before any parsing or allocation, as Python
     throw DecodeError({{"$", "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
                                  std::to_string(MAX_JSON_BYTES) + " bytes"}});
-  typename Backend::Document doc;
+  thread_local typename Backend::Document doc;
   std::optional<typename Backend::Value> root;
   try {
     root = doc.parse(json);

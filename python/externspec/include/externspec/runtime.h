@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -115,6 +116,11 @@ class OrderedMap {
   using value_type = std::pair<std::string, V>;
   using iterator = typename std::vector<value_type>::iterator;
   using const_iterator = typename std::vector<value_type>::const_iterator;
+
+  OrderedMap() = default;
+  OrderedMap(std::initializer_list<value_type> items) {
+    for (const auto& [k, v] : items) insert_or_assign(k, v);
+  }
 
   iterator begin() { return items_.begin(); }
   iterator end() { return items_.end(); }
@@ -361,6 +367,48 @@ class UnknownKeys {
  private:
   bool collect_;
   std::vector<std::string_view> keys_;
+};
+
+// Finds repeated keys while a map is decoded, in O(1) per key without allocating per key: linear
+// scan for small maps, an open-addressing table of positions for large ones.
+class KeyIndex {
+ public:
+  explicit KeyIndex(std::size_t n) {
+    if (n > kLinear) {
+      std::size_t cap = 64;
+      while (cap < 2 * n) cap <<= 1;
+      slots_.assign(cap, kEmpty);
+    }
+  }
+  // The position of `key` in `items` if present, else items.size() (recorded as its position).
+  template <class Items>
+  std::size_t find_or_insert(std::string_view key, const Items& items) {
+    std::size_t end = items.size();
+    if (slots_.empty()) {
+      for (std::size_t j = 0; j < end; ++j)
+        if (items[j].first == key) return j;
+      return end;
+    }
+    std::size_t mask = slots_.size() - 1;
+    for (std::size_t h = hash(key) & mask;; h = (h + 1) & mask) {
+      std::uint32_t s = slots_[h];
+      if (s == kEmpty) {
+        slots_[h] = static_cast<std::uint32_t>(end);
+        return end;
+      }
+      if (items[s].first == key) return s;
+    }
+  }
+
+ private:
+  static constexpr std::size_t kLinear = 16;
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  static std::size_t hash(std::string_view k) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char ch : k) h = (h ^ ch) * 1099511628211ull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+  std::vector<std::uint32_t> slots_;
 };
 
 inline std::string union_arity_message(const char* name, std::vector<std::string_view> members) {

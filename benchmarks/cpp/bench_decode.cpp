@@ -1,0 +1,54 @@
+// Decode the same ExportedProgram JSON file repeatedly and print the times (benchmarks/bench_cpp_decode.py).
+// One source, three decoders, chosen at compile time:
+//   -DDECODER_TORCH     torch's generated_serialization_types.h (nlohmann::json::parse + from_json)
+//   -DDECODER_NLOHMANN  externspec::decode<ExportedProgram> with the default (nlohmann) backend
+//   -DDECODER_SIMDJSON  externspec::decode<ExportedProgram, SimdjsonBackend>
+// usage: bench_decode <file> <iterations>   ->   "nodes=<n> best_ms=<x> median_ms=<y>"
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#if defined(DECODER_TORCH)
+#include <torch/csrc/utils/generated_serialization_types.h>
+static std::size_t decode_nodes(const std::string& json) {
+  auto program = nlohmann::json::parse(json).get<torch::_export::ExportedProgram>();
+  return program.get_graph_module().get_graph().get_nodes().size();
+}
+#else
+#include <externspec/externspec.h>
+#if defined(DECODER_SIMDJSON)
+#include <externspec/backend_simdjson.h>
+using Backend = externspec::SimdjsonBackend;
+#else
+using Backend = externspec::NlohmannBackend;
+#endif
+static std::size_t decode_nodes(const std::string& json) {
+  auto program = externspec::decode<externspec::ExportedProgram, Backend>(json);
+  return program.graph_module.graph.nodes.size();
+}
+#endif
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s <file> <iterations>\n", argv[0]);
+    return 2;
+  }
+  std::ifstream in(argv[1], std::ios::binary);
+  std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int iterations = std::stoi(argv[2]);
+  std::vector<double> ms;
+  std::size_t nodes = 0;
+  for (int i = 0; i < iterations; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    nodes = decode_nodes(json);
+    auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("nodes=%zu best_ms=%.3f median_ms=%.3f\n", nodes, ms.front(), ms[ms.size() / 2]);
+  return 0;
+}
