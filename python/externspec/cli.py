@@ -12,6 +12,7 @@ import importlib
 import sys
 
 SUBCOMMANDS: tuple[str, ...] = (
+    "externspec.cli_check_spec",
     "externspec.cli_compat",
     "externspec.cli_upgrade",
 )

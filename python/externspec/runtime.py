@@ -96,6 +96,7 @@ class CallPlan:
     num_input_ints: int
     outputs: tuple[tuple[int, int, int], ...]  # (kind, slot, count-or-int-value)
     single_return: bool
+    single_tensor_slot: int  # the output slot when the op returns exactly one Tensor, else -1
 
 
 class ProxyExecutor:
@@ -135,7 +136,7 @@ class ProxyExecutor:
             )
         try:  # free when nothing is raised (3.11 zero-cost exceptions)
             pos = plan.pos[:]
-            kwargs = plan.kwargs.copy()
+            kwargs = plan.kwargs.copy() if plan.kwargs else None
             for positional, key, kind, start, stop, pattern in plan.fills:
                 if kind == _TENSOR:
                     value: Any = tensor_args[start]
@@ -153,8 +154,8 @@ class ProxyExecutor:
                 if positional:
                     pos[key] = value
                 else:
-                    kwargs[key] = value
-            result = plan.call(*pos, **kwargs)
+                    kwargs[key] = value  # type: ignore[index]
+            result = plan.call(*pos, **kwargs) if kwargs is not None else plan.call(*pos)
         except Exception as exc:
             if isinstance(exc, (TypeError, RuntimeError, AttributeError)):
                 # Off the fast path: name the slot whose element has the wrong kind, if that is the cause.
@@ -163,6 +164,10 @@ class ProxyExecutor:
                     raise CallError(f"{plan.label}: {wrong}") from exc
             exc.add_note(f"externspec: raised by the kernel of {plan.label}")  # the kernel's own error, as is
             raise
+        slot = plan.single_tensor_slot
+        if slot >= 0 and type(result) is torch.Tensor:  # the common case, without the general loop
+            tensor_args[slot] = result
+            return
         if plan.single_return:
             result = (result,)
         _store_outputs(plan, result, int_args, tensor_args)
@@ -374,6 +379,7 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts) -> CallPlan:
         num_ints=n_ints + len(out_ints), num_tensors=n_tensors + n_out_tensors,
         num_input_tensors=n_tensors, num_input_ints=n_ints, outputs=tuple(outputs),
         single_return=len(schema.returns) == 1,
+        single_tensor_slot=outputs[0][1] if len(outputs) == 1 and outputs[0][0] == _OUT_TENSOR else -1,
     )
 
 

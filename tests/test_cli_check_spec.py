@@ -1,0 +1,56 @@
+"""`externspec check-spec`: the executor's load-time validation from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import externspec as es
+import pytest
+import torch
+from externspec.cli import main
+
+
+def write_spec(tmp_path: Path) -> Path:
+    b = es.SpecBuilder()
+    b.add(torch.ops.aten.split.Tensor, (torch.ones(6), 2))
+    path = tmp_path / "spec.json"
+    es.dump(b.build(), path)
+    return path
+
+
+def test_valid_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-spec", str(write_spec(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert "1 nodes, schema 1.0: every node matches its op" in out
+    assert "node 0 `buf0` (aten::split.Tensor): ints 2 in + 0 returned, tensors 1 in + 3 out" in out
+
+
+def test_mismatched_spec_exits_1_with_the_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_spec(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["nodes"][0]["node"]["inputs"][1]["arg"] = {"as_float": 2.0}
+    path.write_text(json.dumps(doc))
+    assert main(["check-spec", str(path)]) == 1
+    assert "argument `split_size` is `as_float` in the spec" in capsys.readouterr().out
+
+
+def test_custom_ops_module_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.support import custom_ops as co
+
+    b = es.SpecBuilder()
+    b.add(co.list_out, (torch.ones(2), 2))
+    path = tmp_path / "spec.json"
+    es.dump(b.build(), path)
+    assert main(["check-spec", str(path), "--import", "support.custom_ops"]) == 0
+    assert "(externspec_test::list_out): ints 1 in + 0 returned, tensors 1 in + 2 out" in capsys.readouterr().out
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-spec", str(tmp_path / "nope.json")]) == 1
+    assert "No such file" in capsys.readouterr().out
+
+
+def test_unimportable_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-spec", str(write_spec(tmp_path)), "--import", "no_such_module_here"]) == 1
+    assert "cannot register ops: ModuleNotFoundError" in capsys.readouterr().out
