@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import externspec as es
 import pytest
 import torch
+
+import externspec as es
 from externspec.cli import main
 
 
