@@ -43,7 +43,7 @@ def test_custom_ops_module_is_imported_first(tmp_path: Path, capsys: pytest.Capt
     b.add(co.list_out, (torch.ones(2), 2))
     path = tmp_path / "spec.json"
     es.dump(b.build(), path)
-    assert main(["check-spec", str(path), "--import", "support.custom_ops"]) == 0
+    assert main(["check-spec", str(path), "--import", "tests.support.custom_ops"]) == 0
     assert "(externspec_test::list_out): ints 1 in + 0 returned, tensors 1 in + 2 out" in capsys.readouterr().out
 
 
