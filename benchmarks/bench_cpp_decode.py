@@ -16,12 +16,13 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from externspec._cppbuild import build
+from externspec.cpp_include import compile_flags
 
-from externspec._cppbuild import build  # noqa: E402
-from externspec.cpp_include import compile_flags  # noqa: E402
-from gen_program import make_exported_program_json  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script too, not only through benchmarks/run.py
+
+from benchmarks.gen_program import make_exported_program_json  # noqa: E402
 
 CACHE = ROOT / ".cache" / "bench"
 SOURCE = Path(__file__).with_name("cpp") / "bench_decode.cpp"

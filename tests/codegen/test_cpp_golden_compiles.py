@@ -4,6 +4,7 @@ defaults, unions) exercise layouts the main schema does not have."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from externspec.codegen import ir, parse_text
 
 CASES = Path(__file__).parent / "cases"
+STAMPS = Path(__file__).resolve().parents[2] / ".cache" / "cpp" / "golden-compiles"
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +27,15 @@ def test_golden_header_compiles(case: str, tmp_path: Path) -> None:
     source.write_text('#include "externspec.h"\n#include <string_view>\n'
                       "void use(std::string_view json) {\n" + "\n".join(uses) + "\n}\n")
     include = CASES / case / "expected" / "cpp"
-    proc = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{include}",
-                           str(source)], capture_output=True, text=True)
+    cmd = ["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{include}", str(source)]
+    # Compiled once per content: the stamp is keyed by the headers, the instantiations and the command.
+    key = hashlib.sha256(source.read_bytes() + " ".join(cmd[:-2]).encode())
+    for header in sorted(include.glob("*.h")):
+        key.update(header.read_bytes())
+    stamp = STAMPS / f"{case}-{key.hexdigest()[:16]}"
+    if stamp.exists():
+        return
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
