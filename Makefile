@@ -6,15 +6,16 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup generate check-generated check-schema lint typecheck test bench demo clean
+.PHONY: help setup generate check-generated check-schema lint typecheck test bench demo fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## create .venv with the pinned tools and install externspec (editable)
 
-# Debian packages of the C++ JSON backends (header-only nlohmann = default, simdjson = fast).
-CPP_DEB_PACKAGES := nlohmann-json3-dev libsimdjson-dev
+# Debian packages: the C++ JSON backends (header-only nlohmann = default, simdjson = fast), and
+# clang with its sanitizer/libFuzzer runtime for the decoder's fuzz test.
+CPP_DEB_PACKAGES := nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	@missing=$$(for p in $(CPP_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -44,6 +45,10 @@ test: $(STAMP) check-generated check-schema ## run the whole test suite (slow te
 
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side
 	$(PY) benchmarks/run.py
+
+FUZZ_SECONDS ?= 60
+fuzz: $(STAMP) ## libFuzzer on the C++ decoder, both backends, ASan+UBSan, FUZZ_SECONDS each (needs clang)
+	$(PY) tests/fuzz/run_fuzz.py --seconds $(FUZZ_SECONDS)
 
 demo: $(STAMP) ## the main job: real torch artifacts through externspec
 	$(PY) -m externspec.demo

@@ -21,6 +21,7 @@ tensor into its slot, and checks int returns and list-return lengths against the
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
 from collections.abc import Sequence
@@ -47,13 +48,18 @@ _OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_NONE, _OUT_INT = range(5)
 def resolve_op(target: str) -> torch._ops.OpOverload:
     """`ns::op` or `ns::op.overload` -> the registered OpOverload (LookupError if not registered).
 
-    Only registry lookups: the names are checked to be identifiers first, and nothing is imported."""
+    Only registry lookups: the names are checked to be identifiers (not dunders, so no attribute of
+    torch.ops itself is reached) first, and the dispatcher's registry is asked before torch.ops, so
+    a spec naming unregistered namespaces cannot make torch.ops create objects for them. Nothing is
+    imported or called."""
     ns, sep, rest = target.partition("::")
     name, _, overload = rest.partition(".")
     overload = overload or "default"
-    if not sep or not all(_IDENT.match(p) for p in (ns, name, overload)):
+    if not sep or not all(_IDENT.match(p) and not p.startswith("__") for p in (ns, name, overload)):
         raise LookupError(f"`{target}` is not of the form ns::op or ns::op.overload")
     try:
+        if torch._C._jit_get_operation(f"{ns}::{name}")[0] is None:
+            raise AttributeError(target)
         packet = getattr(getattr(torch.ops, ns), name)
         op = getattr(packet, overload)
     except (AttributeError, RuntimeError):
@@ -103,6 +109,7 @@ class ProxyExecutor:
         if not isinstance(spec, ExternKernelNodes):
             raise TypeError(f"expected ExternKernelNodes or a file path, got {type(spec).__name__}")
         self.spec = spec
+        _check_unique_names(spec)
         cache = _Facts()
         self.plans = [_plan(i, n, cache) for i, n in enumerate(spec.nodes)]
 
@@ -112,40 +119,50 @@ class ProxyExecutor:
     def call_function(self, index: int, int_args: Sequence[int], tensor_args: list[Any]) -> None:
         """Run node `index`; store its output tensors into their slots of `tensor_args`."""
         try:
+            if index < 0:  # a negative index would silently run a node counted from the end
+                raise IndexError
             plan = self.plans[index]
         except (IndexError, TypeError):
             raise CallError(f"extern node index {index!r} out of range: the spec has {len(self.plans)} nodes") from None
-        if len(tensor_args) != plan.num_tensors or len(int_args) != plan.num_ints:
+        if len(tensor_args) != plan.num_tensors or len(int_args) != plan.num_ints or not isinstance(tensor_args, list):
+            if not isinstance(tensor_args, list):
+                raise CallError(f"{plan.label}: tensor_args must be a list (output tensors are stored into it), "
+                                f"got {type(tensor_args).__name__}")
             raise CallError(
                 f"{plan.label}: expected {plan.num_input_tensors} input + "
                 f"{plan.num_tensors - plan.num_input_tensors} output tensor slots and {plan.num_input_ints} input + "
                 f"{plan.num_ints - plan.num_input_ints} int-return slots, got {len(tensor_args)} tensors and "
                 f"{len(int_args)} ints"
             )
-        pos = plan.pos[:]
-        kwargs = plan.kwargs.copy() if plan.kwargs else None
-        for positional, key, kind, start, stop, pattern in plan.fills:
-            if kind == _TENSOR:
-                value: Any = tensor_args[start]
-            elif kind == _INT:
-                value = int_args[start]
-            elif kind == _TENSORS:
-                value = list(tensor_args[start:stop])
-            elif kind == _INTS:
-                value = list(int_args[start:stop])
-            elif kind == _OPT_TENSORS:
-                it = iter(tensor_args[start:stop])
-                value = [next(it) if present else None for present in pattern]
-            else:  # _WRAPPED: back to a Python number, which the dispatcher wraps again
-                value = tensor_args[start].item()
-            if positional:
-                pos[key] = value
-            else:
-                kwargs[key] = value  # type: ignore[index]
-        try:
+        try:  # free when nothing is raised (3.11 zero-cost exceptions)
+            pos = plan.pos[:]
+            kwargs = plan.kwargs.copy() if plan.kwargs else None
+            for positional, key, kind, start, stop, pattern in plan.fills:
+                if kind == _TENSOR:
+                    value: Any = tensor_args[start]
+                elif kind == _INT:
+                    value = int_args[start]
+                elif kind == _TENSORS:
+                    value = list(tensor_args[start:stop])
+                elif kind == _INTS:
+                    value = list(int_args[start:stop])
+                elif kind == _OPT_TENSORS:
+                    it = iter(tensor_args[start:stop])
+                    value = [next(it) if present else None for present in pattern]
+                else:  # _WRAPPED: back to a Python number, which the dispatcher wraps again
+                    value = tensor_args[start].item()
+                if positional:
+                    pos[key] = value
+                else:
+                    kwargs[key] = value  # type: ignore[index]
             result = plan.call(*pos, **kwargs) if kwargs is not None else plan.call(*pos)
-        except Exception as exc:  # the kernel's own error, kept as is, with the node it ran for
-            exc.add_note(f"externspec: raised by the kernel of {plan.label}")
+        except Exception as exc:
+            if isinstance(exc, (TypeError, RuntimeError, AttributeError)):
+                # Off the fast path: name the slot whose element has the wrong kind, if that is the cause.
+                wrong = _wrong_element(plan, int_args, tensor_args)
+                if wrong is not None:
+                    raise CallError(f"{plan.label}: {wrong}") from exc
+            exc.add_note(f"externspec: raised by the kernel of {plan.label}")  # the kernel's own error, as is
             raise
         slot = plan.single_tensor_slot
         if slot >= 0 and type(result) is torch.Tensor:  # the common case, without the general loop
@@ -154,6 +171,34 @@ class ProxyExecutor:
         if plan.single_return:
             result = (result,)
         _store_outputs(plan, result, int_args, tensor_args)
+
+
+def _check_unique_names(spec: ExternKernelNodes) -> None:
+    """Node names are the buffers torch generated them for: a repeat means the spec was not written
+    by one export, and errors naming that node would be ambiguous."""
+    seen: dict[str, int] = {}
+    for i, node in enumerate(spec.nodes):
+        if node.name in seen:
+            raise SpecMismatchError(f"nodes {seen[node.name]} and {i} are both named `{node.name}`; node names must be "
+                                    "unique")
+        seen[node.name] = i
+
+
+def _wrong_element(plan: CallPlan, int_args: Sequence[int], tensor_args: list[Any]) -> str | None:
+    """The first input slot holding the wrong kind of value (a tensor slot without a tensor, an int
+    slot without an int), or None when every element has the kind the plan reads."""
+    for _, key, kind, start, stop, _pattern in plan.fills:
+        arg = f"argument {key}" if isinstance(key, int) else f"argument `{key}`"
+        if kind in (_TENSOR, _TENSORS, _OPT_TENSORS, _WRAPPED):
+            for k in range(start, stop):
+                if not isinstance(tensor_args[k], torch.Tensor):
+                    return (f"tensor_args[{k}] ({arg}) should be a Tensor, got {type(tensor_args[k]).__name__}")
+        else:
+            for k in range(start, stop):
+                v = int_args[k]
+                if isinstance(v, bool) or not isinstance(v, (numbers.Integral, torch.SymInt)):
+                    return f"int_args[{k}] ({arg}) should be an int, got {type(v).__name__}"
+    return None
 
 
 def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_args: list[Any]) -> None:

@@ -8,8 +8,13 @@
   `strict=True` everywhere; in versioned documents see `externspec.version`.
 * A versioned document of an older major goes through the registered upgraders
   (`externspec.upgrade`) and is then validated like any other; the fast path never pays for it.
-* JSON nesting is limited to `MAX_JSON_DEPTH` levels (the limit of pydantic-core's parser); deeper
-  documents are a `DecodeError`, never a RecursionError.
+* Hostile input is bounded before it costs anything (SECURITY.md): a document larger than
+  `MAX_JSON_BYTES` is a `DecodeError` before parsing (`load` checks the file size before reading);
+  containers nested deeper than `MAX_JSON_DEPTH` levels below the top-level value are a
+  `DecodeError` from the parser itself, never a RecursionError. Both are per-call keywords
+  (`max_bytes`, `max_depth`) and process defaults (assign `externspec.wire.MAX_JSON_BYTES`).
+  200 is pydantic-core's own recursion limit, so `max_depth` can only go lower; a lower limit is
+  checked by a pre-scan of the brackets that only calls which ask for it pay.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
@@ -28,7 +34,8 @@ from .errors import DecodeError, VersionError
 
 M = TypeVar("M", bound=BaseModel)
 
-MAX_JSON_DEPTH = 200
+MAX_JSON_DEPTH = 200  # pydantic-core's parser limit: the most `max_depth` can be
+MAX_JSON_BYTES = 256 * 1024 * 1024  # default size limit (UTF-8 bytes of the JSON text)
 
 _JSON_TYPE_NAMES = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null",
                     dict: "object", list: "array"}
@@ -128,12 +135,63 @@ def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[tuple[st
     return out
 
 
-def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False, source: str | None = None) -> M:
+_ESCAPE = re.compile(rb"\\.", re.S)
+_STRING = re.compile(rb'"[^"]*"')
+_INNERMOST_PAIR = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def _utf8_size(data: str | bytes | bytearray) -> int:
+    if not isinstance(data, str):
+        return len(data)
+    return len(data.encode("utf-8", "surrogatepass"))
+
+
+def check_limits(data: str | bytes | bytearray, max_bytes: int | None = None, max_depth: int | None = None,
+                 source: str | None = None) -> None:
+    """Raise `DecodeError` if `data` is larger than `max_bytes` or nests containers deeper than
+    `max_depth` levels below the top-level value (None: the defaults, MAX_JSON_BYTES and
+    MAX_JSON_DEPTH). Cheap at the defaults: a length comparison; the parser enforces 200 levels."""
+    limit = MAX_JSON_BYTES if max_bytes is None else max_bytes
+    # A str is at most 4 UTF-8 bytes a character: measure exactly only near the limit.
+    if (len(data) > limit or (isinstance(data, str) and len(data) * 4 > limit
+                              and _utf8_size(data) > limit)):
+        raise DecodeError([("$", f"document of {_utf8_size(data)} bytes exceeds the size limit of {limit} bytes")],
+                          source)
+    if max_depth is None or max_depth == MAX_JSON_DEPTH:
+        return
+    if not 0 <= max_depth <= MAX_JSON_DEPTH:
+        raise ValueError(f"max_depth must be between 0 and {MAX_JSON_DEPTH} (pydantic-core's limit), got {max_depth}")
+    if _nesting_exceeds(data if not isinstance(data, str) else data.encode("utf-8", "surrogatepass"), max_depth + 1):
+        raise DecodeError([("$", f"nesting deeper than {max_depth} levels")], source)
+
+
+def _nesting_exceeds(data: bytes | bytearray, levels: int) -> bool:
+    """True if containers nest more than `levels` deep (the top-level value counts as one).
+
+    Without a Python-level loop over the bytes: drop escapes and strings, keep only brackets, then
+    peel innermost pairs one level per pass. Brackets that do not pair up stop the peeling: the
+    parser reports that document's syntax error."""
+    brackets = _STRING.sub(b"", _ESCAPE.sub(b"", data)).translate(None, _NOT_BRACKETS)
+    for _ in range(levels):
+        if not brackets:
+            return False
+        peeled = _INNERMOST_PAIR.sub(b"", brackets)
+        if len(peeled) == len(brackets):
+            return False
+        brackets = peeled
+    return bool(brackets) and _INNERMOST_PAIR.search(brackets) is not None
+
+
+def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False, source: str | None = None,
+          max_bytes: int | None = None, max_depth: int | None = None) -> M:
     """Decode JSON text into `type` (a generated model class).
 
     Raises `DecodeError` (with the JSON path of each problem) or `VersionError`.
-    `source` names the input in error messages (a file path).
+    `source` names the input in error messages (a file path). `max_bytes` and `max_depth` lower or
+    raise the size limit and lower the nesting limit for this call (defaults: MAX_JSON_BYTES, MAX_JSON_DEPTH).
     """
+    check_limits(data, max_bytes, max_depth, source)
     policy = version.policy_for(type)
     extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
     try:
@@ -200,11 +258,19 @@ def _load_upgraded(raw: dict[str, Any], type: type[M], policy: version.Policy, d
     return model
 
 
-def load(path: str | os.PathLike[str], type: type[M], *, strict: bool = False) -> M:
-    """Decode a JSON file into `type`; error messages start with the file path."""
+def load(path: str | os.PathLike[str], type: type[M], *, strict: bool = False, max_bytes: int | None = None,
+         max_depth: int | None = None) -> M:
+    """Decode a JSON file into `type`; error messages start with the file path.
+
+    A file larger than the size limit is refused before it is read."""
+    limit = MAX_JSON_BYTES if max_bytes is None else max_bytes
     with open(path, "rb") as f:
-        data = f.read()
-    return loads(data, type, strict=strict, source=os.fspath(path))
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise DecodeError([("$", f"document of {size} bytes exceeds the size limit of {limit} bytes")],
+                              os.fspath(path))
+        data = f.read(limit + 1)  # a file that grows while being read is still bounded
+    return loads(data, type, strict=strict, source=os.fspath(path), max_bytes=limit, max_depth=max_depth)
 
 
 def dumps(model: BaseModel) -> str:

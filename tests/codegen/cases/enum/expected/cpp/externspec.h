@@ -297,6 +297,9 @@ T decode_root(const V& root, bool strict) {
 // recommends: buffers sized for the largest document so far stay allocated.
 template <class T, class Backend = DefaultBackend>
 T decode(std::string_view json, bool strict = false) {
+  if (json.size() > MAX_JSON_BYTES)  // before any parsing or allocation, as Python
+    throw DecodeError({{"$", "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
+                                 std::to_string(MAX_JSON_BYTES) + " bytes"}});
   thread_local typename Backend::Document doc;
   std::optional<typename Backend::Value> root;
   try {

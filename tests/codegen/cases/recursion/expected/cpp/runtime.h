@@ -27,7 +27,21 @@ namespace externspec {
 
 // Containers nested deeper than this below the top-level value are rejected before decoding, as
 // Python's `externspec.MAX_JSON_DEPTH` (pydantic-core's parser limit): 1 + 200 levels are read.
-inline constexpr int MAX_JSON_DEPTH = 200;
+// Define EXTERNSPEC_MAX_JSON_DEPTH to lower it (SECURITY.md).
+#ifndef EXTERNSPEC_MAX_JSON_DEPTH
+#define EXTERNSPEC_MAX_JSON_DEPTH 200
+#endif
+inline constexpr int MAX_JSON_DEPTH = EXTERNSPEC_MAX_JSON_DEPTH;
+static_assert(MAX_JSON_DEPTH >= 0 && MAX_JSON_DEPTH <= 200, "EXTERNSPEC_MAX_JSON_DEPTH: 0..200, as Python");
+
+// Documents larger than this many bytes are rejected before parsing, as Python's
+// `externspec.wire.MAX_JSON_BYTES`. Define EXTERNSPEC_MAX_JSON_BYTES to change it; it must stay
+// below 4 GiB (the nlohmann tape and simdjson use 32-bit offsets).
+#ifndef EXTERNSPEC_MAX_JSON_BYTES
+#define EXTERNSPEC_MAX_JSON_BYTES (256u * 1024u * 1024u)
+#endif
+inline constexpr std::size_t MAX_JSON_BYTES = EXTERNSPEC_MAX_JSON_BYTES;
+static_assert(MAX_JSON_BYTES < (std::size_t{1} << 32), "EXTERNSPEC_MAX_JSON_BYTES must be below 4 GiB");
 
 // Base of every error externspec raises for bad input (Python: externspec.ExternSpecError).
 class Error : public std::runtime_error {

@@ -1,0 +1,71 @@
+"""The C++ decoder enforces Python's size and nesting limits: same defaults, same verdicts.
+
+The defaults are read from the generated header; the verdicts are compared with the conformance
+harness rebuilt with lowered limits (EXTERNSPEC_MAX_JSON_BYTES / EXTERNSPEC_MAX_JSON_DEPTH), so
+documents just inside and just outside each limit stay small.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import externspec as es
+from externspec import wire
+from externspec._cppbuild import build
+from externspec.cpp_include import get_include
+from tests.cpp.harness import BACKENDS, CACHE, HARNESS_SOURCE, Harness, harness_flags
+
+LOW_BYTES, LOW_DEPTH = 300, 5
+
+
+def _define(name: str) -> str:
+    text = (Path(get_include()) / "externspec" / "runtime.h").read_text(encoding="utf-8")
+    m = re.search(rf"#define {name} (.+)", text)
+    assert m, f"{name} not in runtime.h"
+    return m.group(1)
+
+
+def test_cpp_defaults_are_pythons() -> None:
+    assert eval(_define("EXTERNSPEC_MAX_JSON_BYTES").replace("u", "")) == wire.MAX_JSON_BYTES
+    assert int(_define("EXTERNSPEC_MAX_JSON_DEPTH")) == wire.MAX_JSON_DEPTH
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def low_limit_harness(request: pytest.FixtureRequest) -> Harness:
+    flags = [*harness_flags(request.param), f"-DEXTERNSPEC_MAX_JSON_BYTES={LOW_BYTES}",
+             f"-DEXTERNSPEC_MAX_JSON_DEPTH={LOW_DEPTH}"]
+    return Harness(build(HARNESS_SOURCE, CACHE, f"conformance_harness-low-limits-{request.param}", flags),
+                   request.param)
+
+
+def _device(levels: int, pad: int = 0) -> str:
+    value = "[" * levels + "]" * levels if levels else "0"
+    return '{"type": "cpu", "index": 0, "x": ' + value + ', "pad": "' + "p" * pad + '"}'
+
+
+@pytest.mark.slow
+def test_cpp_and_python_agree_at_the_limits(low_limit_harness: Harness, tmp_path: Path) -> None:
+    base = len(_device(0))
+    docs = {
+        "depth_at_limit": _device(LOW_DEPTH),
+        "depth_over_limit": _device(LOW_DEPTH + 1),
+        "depth_far_over": _device(10_000),
+        "size_at_limit": _device(0, LOW_BYTES - base),
+        "size_over_limit": _device(0, LOW_BYTES - base + 1),
+    }
+    for name, text in docs.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(text, encoding="utf-8")
+        got = low_limit_harness.one("Device", path)
+        try:
+            es.loads(text, es.Device, max_bytes=LOW_BYTES, max_depth=LOW_DEPTH)
+            want = ("OK", "")
+        except es.DecodeError as exc:
+            want = ("DecodeError", str(exc))
+        assert got.kind == want[0], f"{low_limit_harness.backend} {name}: {got}"
+        if got.kind == "DecodeError":
+            assert got.path == "$"
+            assert got.message.startswith(want[1]), f"{low_limit_harness.backend} {name}: {got.message} vs {want[1]}"
