@@ -25,7 +25,7 @@ from . import ir
 from .naming import banner
 
 _CPP_DIR = Path(__file__).with_name("cpp")
-_STATIC_FILES = ("runtime.h", "backend_nlohmann.h", "backend_simdjson.h")
+STATIC_FILES = ("runtime.h", "backend_nlohmann.h", "backend_simdjson.h")
 
 _BASE = {
     "bool": "bool",
@@ -590,6 +590,6 @@ def _static(schema: ir.Schema, name: str) -> str:
 def emit(schema: ir.Schema) -> dict[str, str]:
     """Every generated C++ header, by name relative to include/externspec/."""
     files = {"externspec.h": emit_header(schema)}
-    for name in _STATIC_FILES:
+    for name in STATIC_FILES:
         files[name] = _static(schema, name)
     return files

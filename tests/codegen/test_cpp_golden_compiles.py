@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from externspec._cache import cache_dir
-from externspec.codegen import ir, parse_text
+from externspec.codegen import emit_cpp, ir, parse_text
 
 CASES = Path(__file__).parent / "cases"
 STAMPS = cache_dir() / "cpp" / "golden-compiles"
@@ -27,7 +27,13 @@ def test_golden_header_compiles(case: str, tmp_path: Path) -> None:
     source = tmp_path / "use.cpp"
     source.write_text('#include "externspec.h"\n#include <string_view>\n'
                       "void use(std::string_view json) {\n" + "\n".join(uses) + "\n}\n")
-    include = CASES / case / "expected" / "cpp"
+    # The golden header, next to the schema-independent headers the emitter writes beside it.
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "externspec.h").write_bytes((CASES / case / "expected" / "cpp" / "externspec.h").read_bytes())
+    for name, text in emit_cpp.emit(schema).items():
+        if name in emit_cpp.STATIC_FILES:
+            (include / name).write_text(text)
     cmd = ["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{include}", str(source)]
     # Compiled once per content: the stamp is keyed by the headers, the instantiations and the command.
     key = hashlib.sha256(source.read_bytes() + " ".join(cmd[:-2]).encode())
