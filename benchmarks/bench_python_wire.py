@@ -8,15 +8,15 @@ decode into Structs built from the same IDL. Best of REPEATS runs.
 
 from __future__ import annotations
 
-import gc
 import json
 import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = (1_000, 10_000, 100_000)
@@ -33,19 +33,6 @@ def _write_document(nodes: int, directory: Path) -> Path:
     path = directory / f"program_{nodes}.json"
     path.write_bytes(json.dumps(make_exported_program(nodes, seed=nodes)).encode())
     return path
-
-
-def _best(fn: Any, repeats: int = REPEATS) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            fn()
-            best = min(best, time.perf_counter() - start)
-        finally:
-            gc.enable()
-    return best
 
 
 def measure(impl: str, path: Path) -> dict[str, float]:
@@ -83,16 +70,16 @@ def measure(impl: str, path: Path) -> dict[str, float]:
     # Imports are done: the peak from here on is the decoded document's and the encoder's.
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     repeats = 1 if impl == "torch" and nodes >= 10_000 else REPEATS  # torch: tens of seconds a run
-    decode = _best(decode_once, repeats)
+    decode = best_of(decode_once, repeats)
     obj = decode_once()
-    encode = _best(lambda: encode_one(obj), repeats)
+    encode = best_of(lambda: encode_one(obj), repeats)
     peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     return {"decode": decode, "encode": encode, "peak_mb": peak_mb, "mb": len(data) / 1e6}
 
 
 def _run_isolated(impl: str, path: Path) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, impl, str(path)], capture_output=True, text=True,
-                         check=True, cwd=ROOT)
+    command = [sys.executable, "-m", "benchmarks.bench_python_wire", impl, str(path)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -9,30 +9,15 @@ into its own unvalidated objects (loading the same IDL). Best of REPEATS, GC pau
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from benchmarks.timing import best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 NODES = 10_000
 REPEATS = 3
-
-
-def _best(fn: Callable[[], Any]) -> float:
-    best = float("inf")
-    for _ in range(REPEATS):
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            fn()
-            best = min(best, time.perf_counter() - start)
-        finally:
-            gc.enable()
-    return best
 
 
 def measure(nodes: int = NODES) -> dict[str, dict[str, float]]:
@@ -46,15 +31,17 @@ def measure(nodes: int = NODES) -> dict[str, dict[str, float]]:
     model = es.loads(text, es.ExportedProgram)
     results: dict[str, dict[str, float]] = {}
     json_out = es.dumps(model).encode()
-    results["json"] = {"bytes": len(json_out), "decode": _best(lambda: es.loads(json_out, es.ExportedProgram)),
-                       "encode": _best(lambda: es.dumps(model))}
+    results["json"] = {"bytes": len(json_out), "decode": best_of(lambda: es.loads(json_out, es.ExportedProgram),
+                                                                   REPEATS),
+                       "encode": best_of(lambda: es.dumps(model), REPEATS)}
     for protocol in thrift_codec.PROTOCOLS:
         data = thrift_codec.dumps(model, protocol)
         assert thrift_codec.loads(data, es.ExportedProgram, protocol) == model  # measure a correct codec
         results[protocol] = {
             "bytes": len(data),
-            "decode": _best(lambda data=data, p=protocol: thrift_codec.loads(data, es.ExportedProgram, p)),
-            "encode": _best(lambda p=protocol: thrift_codec.dumps(model, p)),
+            "decode": best_of(lambda data=data, p=protocol: thrift_codec.loads(data, es.ExportedProgram, p),
+                              REPEATS),
+            "encode": best_of(lambda p=protocol: thrift_codec.dumps(model, p), REPEATS),
         }
     import thriftpy2
     from thriftpy2.protocol import TCyBinaryProtocolFactory
@@ -66,8 +53,8 @@ def measure(nodes: int = NODES) -> dict[str, dict[str, float]]:
     theirs = deserialize(idl.ExportedProgram(), binary, factory)
     assert serialize(theirs, factory) == binary
     results["thriftpy2"] = {"bytes": len(binary),
-                            "decode": _best(lambda: deserialize(idl.ExportedProgram(), binary, factory)),
-                            "encode": _best(lambda: serialize(theirs, factory))}
+                            "decode": best_of(lambda: deserialize(idl.ExportedProgram(), binary, factory), REPEATS),
+                            "encode": best_of(lambda: serialize(theirs, factory), REPEATS)}
     return results
 
 
