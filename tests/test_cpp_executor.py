@@ -143,7 +143,7 @@ def test_bad_specs_get_the_same_error_from_both_executors(case: str) -> None:
     with pytest.raises(kind) as py_err:
         es.ProxyExecutor(es.loads(text, es.ExternKernelNodes))
     with pytest.raises(kind) as cpp_err:
-        es.cpp.extension().Executor(text, {})  # the C++ decoder reads the raw text itself
+        es.cpp.extension().ProxyExecutor(text, {})  # the C++ decoder reads the raw text itself
     if kind is es.VersionError:
         # The generated C++ header's wording may trail Python's advice (", upgrade externspec"):
         # the same statement, possibly without the suffix.
@@ -159,7 +159,7 @@ def test_truncated_or_malformed_json_is_a_decode_error(text: str) -> None:
     with pytest.raises(es.DecodeError) as py_err:
         es.loads(text, es.ExternKernelNodes)
     with pytest.raises(es.DecodeError) as cpp_err:
-        es.cpp.extension().Executor(text, {})
+        es.cpp.extension().ProxyExecutor(text, {})
     assert cpp_err.value.path == py_err.value.path
 
 
@@ -178,7 +178,7 @@ def test_torch_written_unknown_keys_are_ignored() -> None:
     doc = _base()
     del doc["schema_version"]
     doc["nodes"][0]["node"]["future_field"] = 1  # torch-written (unversioned): ignored, as torch does
-    ex = es.cpp.extension().Executor(json.dumps(doc), {})
+    ex = es.cpp.extension().ProxyExecutor(json.dumps(doc), {})
     assert len(ex) == 2
 
 

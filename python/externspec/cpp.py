@@ -52,7 +52,7 @@ _module: ModuleType | None = None
 
 def _source_hash(extra_cflags: Sequence[str]) -> str:
     h = hashlib.sha256()
-    for path in sorted([*CSRC.glob("*.h"), *CSRC.glob("*.cpp"), *(INCLUDE / "externspec").glob("*.h")]):
+    for path in sorted([*CSRC.glob("*.h"), *CSRC.glob("*.cpp"), *(INCLUDE / "externspec").rglob("*.h")]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     h.update(repr((CFLAGS, tuple(extra_cflags), torch.__version__, sys.version_info[:3])).encode())
@@ -120,7 +120,7 @@ class ProxyExecutor:
                  custom_objects: dict[str, Any] | None = None):
         text, source = _spec_json(spec)
         try:
-            self._impl = extension().Executor(text, dict(custom_objects or {}))
+            self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}))
         except DecodeError as exc:
             raise _with_source(exc, source) from None
         except VersionError as exc:

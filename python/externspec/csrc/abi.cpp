@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace externspec::cpp {
+namespace externspec {
 namespace {
 
 std::string base_of(const c10::TypePtr& t) {
@@ -114,4 +114,4 @@ ArgType arg_type(const c10::TypePtr& real_type) {
   return at;
 }
 
-}  // namespace externspec::cpp
+}  // namespace externspec

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace externspec::cpp {
+namespace externspec {
 
 // One op-schema type, decomposed: `Tensor?[]` is base Tensor, list, optional elements.
 struct ArgType {
@@ -33,4 +33,4 @@ struct ArgType {
 // Decompose `schema_arg.real_type()` (which keeps SymInt and ScalarType apart from int).
 ArgType arg_type(const c10::TypePtr& real_type);
 
-}  // namespace externspec::cpp
+}  // namespace externspec

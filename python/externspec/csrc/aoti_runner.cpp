@@ -1,4 +1,4 @@
-#include "aoti_runner.h"
+#include <externspec/torch/aoti_runner.h>
 
 #include <torch/csrc/inductor/aoti_runtime/interface.h>
 
@@ -6,9 +6,9 @@
 
 #include <stdexcept>
 
-#include "errors.h"
+#include <externspec/torch/errors.h>
 
-namespace externspec::cpp {
+namespace externspec {
 
 struct AOTIRunner::Api {
   decltype(&AOTInductorModelContainerCreateWithDevice) create = nullptr;
@@ -48,7 +48,7 @@ AOTIRunner::AOTIRunner(const std::string& library, std::string_view spec_json, C
                        std::vector<std::optional<InputShape>> input_shapes)
     : library_(library), api_(std::make_unique<Api>()), input_shapes_(std::move(input_shapes)) {
   // Decode and validate the spec before touching the library: a bad spec is the likelier error.
-  executor_ = std::make_unique<Executor>(spec_json, std::move(custom_objects));
+  executor_ = std::make_unique<ProxyExecutor>(spec_json, std::move(custom_objects));
   dl_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (dl_ == nullptr) {
     const char* err = dlerror();
@@ -117,12 +117,12 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
   std::vector<AtenTensorHandle> in(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<AtenTensorHandle>(new at::Tensor(inputs[i]));
   std::vector<AtenTensorHandle> out(num_outputs_, nullptr);
-  Executor::take_last_error();
+  ProxyExecutor::take_last_error();
   auto status = api_->run(static_cast<AOTInductorModelContainerHandle>(container_), in.data(), in.size(), out.data(),
                           out.size(), nullptr, reinterpret_cast<AOTIProxyExecutorHandle>(executor));
   if (status != AOTI_RUNTIME_SUCCESS) {
     for (auto h : out) delete reinterpret_cast<at::Tensor*>(h);
-    if (auto error = Executor::take_last_error()) std::rethrow_exception(error);
+    if (auto error = ProxyExecutor::take_last_error()) std::rethrow_exception(error);
     throw std::runtime_error(library_ + ": AOTInductorModelContainerRun failed (the model's message is on stderr)");
   }
   std::vector<at::Tensor> result;
@@ -135,4 +135,4 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
   return result;
 }
 
-}  // namespace externspec::cpp
+}  // namespace externspec

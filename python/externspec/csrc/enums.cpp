@@ -6,9 +6,9 @@
 #include <string_view>
 #include <utility>
 
-#include "errors.h"
+#include <externspec/torch/errors.h>
 
-namespace externspec::cpp {
+namespace externspec {
 namespace {
 
 template <class E, class C, std::size_t N>
@@ -93,4 +93,4 @@ c10::MemoryFormat memory_format_from_c10(std::int64_t value) {
   return static_cast<c10::MemoryFormat>(value);
 }
 
-}  // namespace externspec::cpp
+}  // namespace externspec

@@ -14,7 +14,7 @@
 
 #include <externspec/externspec.h>
 
-namespace externspec::cpp {
+namespace externspec {
 
 // Each throws UnsupportedError for a value with no c10 counterpart (UNKNOWN, unassigned numbers).
 c10::ScalarType to_c10(ScalarType value);
@@ -26,4 +26,4 @@ c10::ScalarType scalar_type_from_c10(std::int64_t value);
 c10::Layout layout_from_c10(std::int64_t value);
 c10::MemoryFormat memory_format_from_c10(std::int64_t value);
 
-}  // namespace externspec::cpp
+}  // namespace externspec

@@ -1,4 +1,4 @@
-#include "executor.h"
+#include <externspec/torch/proxy_executor.h>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/scalar_tensor.h>
@@ -11,9 +11,9 @@
 
 #include "abi.h"
 #include "enums.h"
-#include "errors.h"
+#include <externspec/torch/errors.h>
 
-namespace externspec::cpp {
+namespace externspec {
 namespace {
 
 // Node metadata keys written by the exporter (python/externspec/export.py).
@@ -489,20 +489,20 @@ at::Tensor rewrap_number(const at::Tensor& t) {
 
 }  // namespace
 
-Executor::Executor(std::string_view json, CustomObjects custom_objects)
+ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects)
     : custom_objects_(std::move(custom_objects)) {
   ExternKernelNodes spec = decode<ExternKernelNodes>(json);
   plans_.reserve(spec.nodes.size());
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_));
 }
 
-std::exception_ptr Executor::take_last_error() {
+std::exception_ptr ProxyExecutor::take_last_error() {
   std::exception_ptr e = last_error;
   last_error = nullptr;
   return e;
 }
 
-void Executor::call_function(int extern_node_index, int num_ints, int64_t* flatten_int_args, int num_tensors,
+void ProxyExecutor::call_function(int extern_node_index, int num_ints, int64_t* flatten_int_args, int num_tensors,
                              AtenTensorHandle* flatten_tensor_args) {
   try {
     run(extern_node_index, num_ints, flatten_int_args, num_tensors, flatten_tensor_args);
@@ -512,7 +512,7 @@ void Executor::call_function(int extern_node_index, int num_ints, int64_t* flatt
   }
 }
 
-void Executor::run(int index, int num_ints, const int64_t* ints, int num_tensors, AtenTensorHandle* tensors) const {
+void ProxyExecutor::run(int index, int num_ints, const int64_t* ints, int num_tensors, AtenTensorHandle* tensors) const {
   if (index < 0 || static_cast<std::size_t>(index) >= plans_.size())
     throw CallError("extern node index " + std::to_string(index) + " out of range: the spec has " +
                     std::to_string(plans_.size()) + " nodes");
@@ -565,4 +565,4 @@ void Executor::run(int index, int num_ints, const int64_t* ints, int num_tensors
   store_outputs(plan, stack, ints, tensors);
 }
 
-}  // namespace externspec::cpp
+}  // namespace externspec

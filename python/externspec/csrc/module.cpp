@@ -11,15 +11,15 @@
 
 #include <chrono>
 
-#include "aoti_runner.h"
-#include "errors.h"
-#include "executor.h"
+#include <externspec/torch/aoti_runner.h>
+#include <externspec/torch/errors.h>
+#include <externspec/torch/proxy_executor.h>
 
 namespace py = pybind11;
-using externspec::cpp::AOTIRunner;
-using externspec::cpp::CallError;
-using externspec::cpp::CustomObjects;
-using externspec::cpp::Executor;
+using externspec::AOTIRunner;
+using externspec::CallError;
+using externspec::CustomObjects;
+using externspec::ProxyExecutor;
 
 namespace {
 
@@ -43,7 +43,7 @@ CustomObjects custom_objects_of(const py::dict& objects) {
   return out;
 }
 
-void call_function(Executor& ex, py::handle index, py::handle int_args, py::list tensor_args) {
+void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py::list tensor_args) {
   long long i = 0;
   if (!PyLong_Check(index.ptr()) || PyBool_Check(index.ptr()))
     throw CallError("extern node index " + std::string(py::repr(index)) + " out of range: the spec has " +
@@ -88,7 +88,7 @@ py::list wrap(std::vector<at::Tensor> ts) {
 
 // Reference for benchmarks: node `index`'s prepared stack through a bare callBoxed loop, with the
 // tensor slots filled in order and no checks (what any executor must at least do).
-double bench_callboxed(const Executor& ex, std::size_t index, py::list tensors, std::size_t iterations) {
+double bench_callboxed(const ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations) {
   const auto& plan = ex.plan(index);
   std::vector<at::Tensor> ts;
   for (std::size_t k = 0; k < static_cast<std::size_t>(plan.num_input_tensors); ++k)
@@ -130,38 +130,38 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       PyErr_SetObject(decode_error.ptr(), decode_error(errors).ptr());
     } catch (const externspec::VersionError& e) {
       raise_as(version_error, e.what());
-    } catch (const externspec::cpp::SpecMismatchError& e) {
+    } catch (const externspec::SpecMismatchError& e) {
       raise_as(spec_mismatch_error, e.what());
-    } catch (const externspec::cpp::CallError& e) {
+    } catch (const externspec::CallError& e) {
       raise_as(call_error, e.what());
-    } catch (const externspec::cpp::UnsupportedError& e) {
+    } catch (const externspec::UnsupportedError& e) {
       raise_as(unsupported_error, e.what());
     }
   });
 
-  py::class_<Executor>(m, "Executor")
+  py::class_<ProxyExecutor>(m, "ProxyExecutor")
       .def(py::init([](const std::string& json, const py::dict& objects) {
              auto objs = custom_objects_of(objects);
              py::gil_scoped_release release;
-             return std::make_unique<Executor>(json, std::move(objs));
+             return std::make_unique<ProxyExecutor>(json, std::move(objs));
            }),
            py::arg("json"), py::arg("custom_objects") = py::dict())
-      .def("__len__", &Executor::size)
+      .def("__len__", &ProxyExecutor::size)
       .def("call_function", &call_function, py::arg("index"), py::arg("int_args"), py::arg("tensor_args"))
-      .def("num_slots", [](const Executor& ex, std::size_t index) {
+      .def("num_slots", [](const ProxyExecutor& ex, std::size_t index) {
         const auto& p = ex.plan(index);
         return py::make_tuple(p.num_input_tensors, p.num_tensors, p.num_input_ints, p.num_ints);
       });
 
   py::class_<AOTIRunner>(m, "AOTIRunner")
       .def(py::init([](const std::string& library, const std::string& json, const py::dict& objects,
-                       std::vector<std::optional<externspec::cpp::InputShape>> shapes) {
+                       std::vector<std::optional<externspec::InputShape>> shapes) {
              auto objs = custom_objects_of(objects);
              py::gil_scoped_release release;
              return std::make_unique<AOTIRunner>(library, json, std::move(objs), std::move(shapes));
            }),
            py::arg("library"), py::arg("json"), py::arg("custom_objects") = py::dict(),
-           py::arg("input_shapes") = std::vector<std::optional<externspec::cpp::InputShape>>{})
+           py::arg("input_shapes") = std::vector<std::optional<externspec::InputShape>>{})
       .def("__call__", [](AOTIRunner& r, py::args args) {
         auto inputs = tensors_of(args);
         std::vector<at::Tensor> out;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "executor.h"
+#include <externspec/torch/proxy_executor.h>
 
-namespace externspec::cpp {
+namespace externspec {
 
 // The expected shape of one model input: fixed sizes, or nullopt for a dynamic dimension.
 using InputShape = std::vector<std::optional<std::int64_t>>;
@@ -39,7 +39,7 @@ class AOTIRunner {
 
   std::size_t num_inputs() const { return num_inputs_; }
   std::size_t num_outputs() const { return num_outputs_; }
-  const Executor& executor() const { return *executor_; }
+  const ProxyExecutor& executor() const { return *executor_; }
   // The pytree specs (torch.utils._pytree.treespec_dumps) of the model's inputs and outputs.
   const std::string& in_spec() const { return in_spec_; }
   const std::string& out_spec() const { return out_spec_; }
@@ -52,10 +52,10 @@ class AOTIRunner {
   void* dl_ = nullptr;
   std::unique_ptr<Api> api_;
   void* container_ = nullptr;
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<ProxyExecutor> executor_;
   std::vector<std::optional<InputShape>> input_shapes_;
   std::size_t num_inputs_ = 0, num_outputs_ = 0;
   std::string in_spec_, out_spec_;
 };
 
-}  // namespace externspec::cpp
+}  // namespace externspec

@@ -24,8 +24,9 @@
 #include <vector>
 
 #include <externspec/externspec.h>
+#include <externspec/torch/errors.h>
 
-namespace externspec::cpp {
+namespace externspec {
 
 // Torchbind objects the spec may name (`as_custom_obj.name` -> object).
 using CustomObjects = std::unordered_map<std::string, c10::IValue>;
@@ -69,10 +70,10 @@ struct NodePlan {
   std::int64_t num_ints = 0, num_tensors = 0, num_input_ints = 0, num_input_tensors = 0;
 };
 
-class Executor : public torch::aot_inductor::ProxyExecutor {
+class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
  public:
   // `json` is the text of an ExternKernelNodes document.
-  explicit Executor(std::string_view json, CustomObjects custom_objects = {});
+  explicit ProxyExecutor(std::string_view json, CustomObjects custom_objects = {});
 
   // The AOTInductor entry point. Throws (CallError for arrays that do not match the plan); the
   // exception is also kept per thread (take_last_error) because AOTInductor's C boundary turns it
@@ -95,4 +96,4 @@ class Executor : public torch::aot_inductor::ProxyExecutor {
   std::vector<NodePlan> plans_;
 };
 
-}  // namespace externspec::cpp
+}  // namespace externspec

@@ -5,7 +5,7 @@
 
 #include <externspec/runtime.h>
 
-namespace externspec::cpp {
+namespace externspec {
 
 // A node does not match the op it names (load time): unknown op, missing, unknown or retyped
 // argument, changed returns.
@@ -27,4 +27,4 @@ class UnsupportedError : public Error {
   using Error::Error;
 };
 
-}  // namespace externspec::cpp
+}  // namespace externspec
