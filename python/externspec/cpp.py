@@ -1,11 +1,15 @@
 """`es.cpp`: externspec's C++ proxy executor and AOTInductor runner, from Python.
 
-The C++ sources (python/externspec/csrc/) are built as a torch extension on first use, not on
-import, so `import externspec` stays light. The build goes to `<cache>/cpp/<name>/`, where the name
-carries a hash of the sources, the generated headers, the flags and the torch/Python versions: any
-change builds afresh, and an unchanged tree imports the cached library without invoking a
+An installed wheel carries the binding prebuilt (`externspec._cpp`, over the runtime library
+`externspec/lib/libexternspec_runtime.so`; CMakeLists.txt) and loads it on first use, not on import,
+so `import externspec` stays light. A source checkout (the editable install of `make setup`) has no
+prebuilt binding: there the C++ sources (python/externspec/csrc/) are built as a torch extension on
+first use, with a message on stderr saying so. That build goes to `<cache>/cpp/<name>/`, where the
+name carries a hash of the sources, the generated headers, the flags and the torch/Python versions:
+any change builds afresh, and an unchanged tree imports the cached library without invoking a
 compiler. `<cache>` is `$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source checkout, else
-`~/.cache/externspec`.
+`~/.cache/externspec`. `EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's)
+always build from source.
 
 * `ProxyExecutor(spec | path, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
@@ -24,6 +28,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 import weakref
 import zipfile
 from collections.abc import Sequence
@@ -42,7 +47,6 @@ from .wire import dumps
 _HERE = Path(__file__).resolve().parent
 CSRC = _HERE / "csrc"
 INCLUDE = Path(get_include())
-_SOURCES = ("abi.cpp", "enums.cpp", "executor.cpp", "aoti_runner.cpp", "module.cpp")
 # Lean headers (no <torch/extension.h>): ~3x faster to compile. -O2 as the wrapper code itself.
 CFLAGS = ("-O2", "-fvisibility=hidden")
 
@@ -63,20 +67,29 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
     """Build (or load from the cache) the extension with extra compiler flags, e.g. ASan's."""
     from torch.utils import cpp_extension
 
+    if not CSRC.is_dir():
+        raise ExternSpecError(f"cannot build es.cpp: its C++ sources are not installed ({CSRC} is missing); "
+                              "building with custom flags needs a source checkout or the sdist")
     name = f"externspec_cpp_{_source_hash([*extra_cflags, *extra_ldflags])}"
     build_dir = cache_dir() / "cpp" / name
     library = build_dir / f"{name}.so"
     if not library.exists():
         build_dir.mkdir(parents=True, exist_ok=True)
-        return cpp_extension.load(
+        print(f"externspec: compiling es.cpp's C++ extension from {CSRC} into {build_dir} (once per source "
+              "change; a few minutes)...", file=sys.stderr, flush=True)
+        start = time.monotonic()
+        module = cpp_extension.load(
             name=name,
-            sources=[str(CSRC / s) for s in _SOURCES],
+            # Every csrc/*.cpp: the runtime and module.cpp (the binding), as CMakeLists.txt has them.
+            sources=[str(p) for p in sorted(CSRC.glob("*.cpp"))],
             extra_cflags=[*CFLAGS, *extra_cflags],
             extra_ldflags=list(extra_ldflags),
             extra_include_paths=[str(INCLUDE), str(CSRC)],
             build_directory=str(build_dir),
             verbose=verbose,
         )
+        print(f"externspec: built {library} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+        return module
     # Cached: import the library directly (no ninja run, no compiler check).
     spec = importlib.util.spec_from_file_location(name, library)
     assert spec is not None and spec.loader is not None
@@ -85,14 +98,30 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
     return module
 
 
+def prebuilt() -> ModuleType | None:
+    """The binding a wheel ships (`externspec._cpp`), or None in a source checkout."""
+    if importlib.util.find_spec(f"{__package__}._cpp") is None:
+        return None
+    module = importlib.import_module(f"{__package__}._cpp")
+    built, running = module.torch_version, torch.__version__.split("+")[0]
+    if built.split(".")[:2] != running.split(".")[:2]:
+        raise ExternSpecError(f"es.cpp ({module.__file__}) was built against torch {built}, but torch {running} "
+                              "is installed: torch's C++ ABI changes between releases; install the torch it was "
+                              "built for, or an externspec built against this one")
+    return module
+
+
 def extension() -> ModuleType:
-    """The compiled extension, built on first use (thread-safe; cached across processes)."""
+    """The compiled extension: the wheel's prebuilt binding, else built on first use (thread-safe;
+    cached across processes)."""
     global _module
     with _lock:
         if _module is None:
             flags = os.environ.get("EXTERNSPEC_CPP_CFLAGS", "").split()
             ldflags = os.environ.get("EXTERNSPEC_CPP_LDFLAGS", "").split()
-            module = build(flags, ldflags)
+            module = None if flags or ldflags else prebuilt()
+            if module is None:
+                module = build(flags, ldflags)
             module._register_errors(DecodeError, VersionError, SpecMismatchError, CallError, UnsupportedError)
             _module = module
         return _module

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from externspec._cache import cache_dir
-from externspec.cpp_include import compile_flags
+from externspec.cpp_include import compile_flags, link_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = cache_dir() / "cpp"
@@ -57,7 +57,7 @@ class Harness:
 
 
 def harness_flags(backend: str) -> list[str]:
-    flags = [*compile_flags(backend), "-O1", "-Wall", "-Wextra", "-Werror"]
+    flags = [*compile_flags(backend), *link_flags(backend), "-O1", "-Wall", "-Wextra", "-Werror"]
     if backend == "simdjson":
         flags.insert(0, "-DHARNESS_SIMDJSON")
     return flags

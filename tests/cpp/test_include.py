@@ -1,7 +1,9 @@
-"""`externspec.get_include()` and the compile flags point at the shipped, current headers."""
+"""`externspec.get_include()`, the flags, and the README's compile lines, run as printed."""
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +11,37 @@ from pathlib import Path
 import pytest
 
 import externspec as es
-from externspec.cpp_include import compile_flags
+from externspec.cpp_include import compile_flags, link_flags
+
+README = Path(__file__).parents[2] / "README.md"
+DOCUMENT = '{"nodes":[{"name":"buf0","node":{"target":"aten::relu","inputs":[],"outputs":[],"metadata":{}}}]}'
+# `app.cpp` of the README: decode and re-encode one extern-kernel file with the line's backend.
+_APP = """#include <externspec/%s>
+#include <iostream>
+int main() {
+  auto nodes = externspec::decode<externspec::ExternKernelNodes%s>(R"(%s)");
+  std::cout << nodes.nodes.at(0).node.target << "\\n";
+}
+"""
+
+
+def compile_lines() -> list[str]:
+    """The `g++ ...` lines of the README's sh blocks, as printed."""
+    blocks = re.findall(r"```sh\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()
+            if line.startswith("g++ ")]
+
+
+def run_compile_line(line: str, directory: Path, env: dict[str, str]) -> None:
+    """Write the line's app.cpp into `directory`, run the line with bash, then run the program."""
+    simdjson = "simdjson" in line
+    header, backend = ("backend_simdjson.h", ", externspec::SimdjsonBackend") if simdjson else ("externspec.h", "")
+    (directory / "app.cpp").write_text(_APP % (header, backend, DOCUMENT))
+    (directory / "app").unlink(missing_ok=True)
+    proc = subprocess.run(["bash", "-c", line], cwd=directory, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{line}\n{proc.stderr[-4000:]}"
+    out = subprocess.run([str(directory / "app")], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (0, "aten::relu\n"), f"{line}\n{out.stderr}"
 
 
 def test_get_include_holds_the_generated_headers() -> None:
@@ -20,14 +52,35 @@ def test_get_include_holds_the_generated_headers() -> None:
     assert "@generated" in header and f"checksum<<{es.IDL_CHECKSUM}>>" in header
 
 
-def test_compile_flags_per_backend() -> None:
-    assert compile_flags() == ["-std=c++17", f"-I{es.get_include()}"]
-    assert compile_flags("simdjson")[-1] == "-lsimdjson"
+def test_flags_per_backend() -> None:
+    assert compile_flags() == compile_flags("simdjson") == ["-std=c++17", f"-I{es.get_include()}"]
+    assert link_flags() == [] and link_flags("simdjson") == ["-lsimdjson"]
     with pytest.raises(ValueError, match="unknown C\\+\\+ JSON backend 'rapidjson'"):
         compile_flags("rapidjson")
 
 
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "externspec.cpp_include", *args], capture_output=True, text=True)
+
+
 def test_command_line_prints_the_flags() -> None:
-    out = subprocess.run([sys.executable, "-m", "externspec.cpp_include", "--cflags", "simdjson"],
-                         capture_output=True, text=True, check=True).stdout
-    assert out.split() == compile_flags("simdjson")
+    assert _cli("--cflags", "simdjson").stdout.split() == compile_flags("simdjson")
+    assert _cli("--libs", "simdjson").stdout.split() == ["-lsimdjson"]
+    assert _cli("--include").stdout.strip() == es.get_include()
+    bad = _cli("--cflags", "rapidjson")
+    assert bad.returncode == 2 and "invalid choice: 'rapidjson'" in bad.stderr
+
+
+def test_a_source_checkout_has_no_cmake_package_and_says_so() -> None:
+    proc = _cli("--cmake-dir")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "no CMake package at" in proc.stderr and "installed by the wheel build" in proc.stderr
+
+
+@pytest.mark.slow
+def test_readme_compile_lines_work_as_printed(tmp_path: Path) -> None:
+    lines = [line for line in compile_lines() if "pkg-config" not in line]  # pkg-config: tests/packaging
+    assert len(lines) >= 3 and any("--libs simdjson" in line for line in lines)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for line in lines:
+        run_compile_line(line, tmp_path, env)

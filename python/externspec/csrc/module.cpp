@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/jit/api/object.h>
+#include <torch/headeronly/version.h>
 
 #include <chrono>
 
@@ -110,7 +111,9 @@ void raise_as(const py::object& cls, const char* message) {
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "externspec's C++ proxy executor and AOTInductor runner (built on first use)";
+  m.doc() = "externspec's C++ proxy executor and AOTInductor runner";
+  // The torch this was compiled against: es.cpp refuses a prebuilt binding under another release.
+  m.attr("torch_version") = TORCH_VERSION;
 
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
                                py::object unsupported) {

@@ -1,0 +1,123 @@
+"""The wheel from `pip wheel .`, installed with torch into a fresh venv: es.cpp is prebuilt (no
+compiler runs at first use), the CMake and pkg-config packages are there, and the README's
+pkg-config line works as printed."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.cpp.test_include import compile_lines, run_compile_line
+from tests.packaging import custom_op_package
+from tests.packaging.wheelenv import REPO, built_wheel, venv_env, venv_with_wheel
+
+pytestmark = pytest.mark.slow
+
+# Run inside the venv: es.cpp's first use, load and run, then torch's own runner on the same package.
+_SCRIPT = r"""
+import json, os, sys, time
+start = time.perf_counter()
+import torch
+import externspec as es
+torch.ops.load_library(sys.argv[2])
+imported = time.perf_counter()
+runner = es.cpp.AOTIRunner(sys.argv[1])
+loaded = time.perf_counter()
+x, y = torch.load(sys.argv[3])
+outputs = runner(x, y)
+ran = time.perf_counter()
+compiler_ran = os.path.exists(os.environ["COMPILER_MARKER"])
+reference = torch._inductor.aoti_load_package(sys.argv[1])(x, y)
+print(json.dumps({
+    "externspec": es.__file__, "binding": es.cpp.extension().__file__, "compiler_ran": compiler_ran,
+    "equal": [bool(torch.equal(a, b)) for a, b in zip(outputs, reference, strict=True)],
+    "import_s": imported - start, "load_s": loaded - imported, "run_s": ran - loaded,
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def venv_python() -> Path:
+    return venv_with_wheel()
+
+
+def _packages(root: Path, prefix: str) -> set[str]:
+    return {"/".join([prefix, *p.parent.relative_to(root).parts]) for p in root.rglob("__init__.py")}
+
+
+def test_wheel_ships_the_compiled_runtime_and_every_package() -> None:
+    wheel, seconds = built_wheel()
+    print(f"wheel {wheel.name}: built in {seconds:.0f} s" if seconds else f"wheel {wheel.name}: cached")
+    py = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    assert re.fullmatch(rf"externspec-[\d.]+-{py}-{py}-linux_x86_64\.whl", wheel.name)
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert any(re.fullmatch(r"externspec/_cpp\.cpython-\d+-x86_64-linux-gnu\.so", n) for n in names)
+    assert {
+        "externspec/lib/libexternspec_runtime.so",
+        "externspec/share/cmake/externspec/externspecConfig.cmake",
+        "externspec/share/cmake/externspec/externspecConfigVersion.cmake",
+        "externspec/share/cmake/externspec/externspecTargets.cmake",
+        "externspec/share/pkgconfig/externspec.pc",
+        "externspec/include/externspec/externspec.h",
+        "externspec/include/externspec/torch/aoti_runner.h",
+        "externspec/include/externspec/torch/proxy_executor.h",
+        "externspec/codegen/cpp/runtime.h",
+    } <= names
+    assert not [n for n in names if "/csrc/" in n]  # the sources are the sdist's, not the wheel's
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    shipped = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
+    tree = _packages(REPO / "python" / "externspec", "externspec") | _packages(REPO / "codegen", "externspec/codegen")
+    assert shipped == tree
+
+
+def test_prebuilt_es_cpp_runs_a_package_with_no_compiler(venv_python: Path, tmp_path: Path) -> None:
+    package = custom_op_package.package()
+    inputs = tmp_path / "inputs.pt"
+    torch.save(list(custom_op_package.example_inputs()), inputs)
+    # Every compiler a build could use fails loudly and leaves a mark.
+    fake = tmp_path / "no-compilers"
+    fake.mkdir()
+    marker = tmp_path / "a-compiler-ran"
+    for name in ("c++", "g++", "gcc", "cc", "clang++", "ninja", "cmake"):
+        (fake / name).write_text(f"#!/bin/sh\necho {name} >> {marker}\nexit 1\n")
+        (fake / name).chmod(0o755)
+    cache = tmp_path / "cache"
+    env = venv_env(venv_python, CXX=str(fake / "c++"), CC=str(fake / "cc"), EXTERNSPEC_CACHE_DIR=str(cache),
+                   COMPILER_MARKER=str(marker))
+    env["PATH"] = f"{fake}:{env['PATH']}"
+    proc = subprocess.run([str(venv_python), "-c", _SCRIPT, str(package), str(custom_op_package.OPS_LIBRARY),
+                           str(inputs)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.splitlines()[-1])
+    venv = venv_python.parent.parent
+    assert Path(report["externspec"]).is_relative_to(venv) and Path(report["binding"]).is_relative_to(venv)
+    assert Path(report["binding"]).name.startswith("_cpp.")
+    assert report["compiler_ran"] is False and not marker.exists()
+    assert not cache.exists() or not any(cache.iterdir())
+    assert "compiling" not in proc.stderr
+    assert report["equal"] == [True, True]
+    print(f"fresh venv, no compiler: import torch+externspec {report['import_s']:.2f} s, "
+          f"es.cpp.AOTIRunner load {report['load_s']:.2f} s, first run {report['run_s']:.3f} s")
+
+
+def test_pkg_config_lines_of_the_readme_work_as_printed(venv_python: Path, tmp_path: Path) -> None:
+    lines = [line for line in compile_lines() if "pkg-config" in line]
+    assert lines, "the README shows a pkg-config line"
+    for line in lines:
+        run_compile_line(line, tmp_path, venv_env(venv_python))
+
+
+def test_cmake_dir_and_pkgconfig_dir_point_into_the_installed_package(venv_python: Path, tmp_path: Path) -> None:
+    env = venv_env(venv_python)
+    site = venv_python.parent.parent
+    for flag, member in (("--cmake-dir", "externspecConfig.cmake"), ("--pkgconfig-dir", "externspec.pc")):
+        out = subprocess.run([str(venv_python), "-m", "externspec.cpp_include", flag], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, check=True).stdout.strip()
+        assert Path(out).is_relative_to(site) and (Path(out) / member).is_file()

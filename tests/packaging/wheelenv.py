@@ -1,0 +1,102 @@
+"""The wheel as a user gets it: `pip wheel .` of this checkout, installed with torch==2.13.0 into a
+fresh virtual environment (no system site-packages, nothing of the checkout on its path).
+
+Both are cached under `<cache>/wheel/`, keyed by the files the wheel is built from and the torch
+version: building compiles the C++ runtime (minutes on 2 cores), so a session builds at most once.
+pip takes torch from this machine's wheel files and its cache, as any `pip install` here does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from externspec._cache import cache_dir
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = cache_dir() / "wheel"
+TORCH_REQUIREMENT = f"torch=={torch.__version__.split('+')[0]}"
+# What the wheel is built from (the sdist minus tests, docs and benchmarks).
+_INPUTS = ("pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "cmake", "python/externspec", "codegen")
+
+
+def _key() -> str:
+    h = hashlib.sha256(f"{torch.__version__} {sys.version_info[:2]}".encode())
+    for name in _INPUTS:
+        root = REPO / name
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file()
+                                                      and "__pycache__" not in p.parts)
+        for path in files:
+            h.update(str(path.relative_to(REPO)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+    return proc
+
+
+def _atomic_dir(path: Path, make: Callable[[Path], None]) -> Path:
+    """Make `path` once: built under a temporary name and renamed, so a crash leaves nothing."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
+        try:
+            make(tmp)
+            os.replace(tmp, path)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def built_wheel() -> tuple[Path, float]:
+    """The platform wheel `pip wheel .` builds from this checkout, and how long the build took
+    (0 when it came from the cache)."""
+    started = time.monotonic()
+    built = False
+
+    def make(out: Path) -> None:
+        nonlocal built
+        env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
+        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out), str(REPO)], env=env)
+        built = True
+
+    directory = _atomic_dir(CACHE / _key() / "dist", make)
+    wheels = sorted(directory.glob("externspec-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0], (time.monotonic() - started) if built else 0.0
+
+
+def venv_with_wheel() -> Path:
+    """The python of a fresh venv holding the wheel and torch (and their dependencies)."""
+    wheel, _ = built_wheel()
+
+    venv = CACHE / _key() / "venv"
+    done = venv / ".installed"
+    if not done.exists():
+        # A venv is not relocatable, so it is made in place and marked complete at the end.
+        shutil.rmtree(venv, ignore_errors=True)
+        _run([sys.executable, "-m", "venv", str(venv)])
+        _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel), TORCH_REQUIREMENT])
+        done.touch()
+    return venv / "bin" / "python"
+
+
+def venv_env(python: Path, **extra: str) -> dict[str, str]:
+    """An environment for the venv: its bin first on PATH, nothing of the checkout importable."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    env.update(extra)
+    return env
