@@ -29,7 +29,7 @@ TORCH_REQUIREMENT = f"torch=={torch.__version__.split('+')[0]}"
 _INPUTS = ("pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "cmake", "python/externspec", "codegen")
 
 
-def _key() -> str:
+def wheel_key() -> str:
     h = hashlib.sha256(f"{torch.__version__} {sys.version_info[:2]}".encode())
     for name in _INPUTS:
         root = REPO / name
@@ -73,7 +73,7 @@ def built_wheel() -> tuple[Path, float]:
         _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out), str(REPO)], env=env)
         built = True
 
-    directory = _atomic_dir(CACHE / _key() / "dist", make)
+    directory = _atomic_dir(CACHE / wheel_key() / "dist", make)
     wheels = sorted(directory.glob("externspec-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0], (time.monotonic() - started) if built else 0.0
@@ -83,7 +83,7 @@ def venv_with_wheel() -> Path:
     """The python of a fresh venv holding the wheel and torch (and their dependencies)."""
     wheel, _ = built_wheel()
 
-    venv = CACHE / _key() / "venv"
+    venv = CACHE / wheel_key() / "venv"
     done = venv / ".installed"
     if not done.exists():
         # A venv is not relocatable, so it is made in place and marked complete at the end.
