@@ -7,7 +7,16 @@ from ._generated.models import *  # noqa: F403
 from ._generated.models import IDL_CHECKSUM, SCHEMA_VERSION
 from ._generated.models import __all__ as _model_names
 from .cpp_include import get_include
-from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
+from .errors import (
+    CallError,
+    DecodeError,
+    ExternSpecError,
+    ModelError,
+    PackageError,
+    SpecMismatchError,
+    UnsupportedError,
+    VersionError,
+)
 from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
 
 try:  # the exporter and executor need torch; the models and wire format do not
@@ -28,6 +37,8 @@ __all__ = [
     "CallSite",
     "DecodeError",
     "ExternSpecError",
+    "ModelError",
+    "PackageError",
     "ProxyExecutor",
     "SpecBuilder",
     "SpecMismatchError",

@@ -13,9 +13,9 @@ always build from source.
 
 * `ProxyExecutor(spec | path, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
-* `AOTIRunner(package_path)` loads a package made by `torch._inductor.aoti_compile_and_package`
-  (CPU) and runs it with externspec's executor as the proxy executor: `runner(*inputs)` returns
-  what torch's `aoti_load_package(...)(*inputs)` returns.
+* `AOTIRunner(package_path, model_name="model")` loads a package made by
+  `torch._inductor.aoti_compile_and_package` (CPU) and runs it with externspec's executor as the
+  proxy executor: `runner(*inputs)` returns what torch's `aoti_load_package(...)(*inputs)` returns.
 """
 
 from __future__ import annotations
@@ -23,14 +23,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import re
-import shutil
 import sys
-import tempfile
 import threading
 import time
-import weakref
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -41,7 +36,16 @@ import torch
 from ._cache import cache_dir
 from ._generated.models import ExternKernelNodes
 from .cpp_include import get_include
-from .errors import CallError, DecodeError, ExternSpecError, SpecMismatchError, UnsupportedError, VersionError
+from .errors import (
+    CallError,
+    DecodeError,
+    ExternSpecError,
+    ModelError,
+    PackageError,
+    SpecMismatchError,
+    UnsupportedError,
+    VersionError,
+)
 from .wire import dumps
 
 _HERE = Path(__file__).resolve().parent
@@ -122,7 +126,8 @@ def extension() -> ModuleType:
             module = None if flags or ldflags else prebuilt()
             if module is None:
                 module = build(flags, ldflags)
-            module._register_errors(DecodeError, VersionError, SpecMismatchError, CallError, UnsupportedError)
+            module._register_errors(DecodeError, VersionError, SpecMismatchError, CallError, UnsupportedError,
+                                    PackageError, ModelError)
             _module = module
         return _module
 
@@ -163,64 +168,24 @@ class ProxyExecutor:
         self._impl.call_function(index, int_args, tensor_args)
 
 
-_INPUT_VAR = re.compile(r"auto\s+(\w+)\s*=\s*std::move\(inputs\[(\d+)\]\);")
-_INPUT_CHECK = re.compile(r"assert_size_stride\((\w+),\s*\{([^}]*)\},\s*\{[^}]*\},\s*\"input\"\)")
-_SIZE = re.compile(r"-?\d+L?\Z")
-
-
-def input_shapes_from_wrapper(cpp: str, num_inputs: int) -> list[list[int | None] | None]:
-    """The input shapes a generated wrapper was compiled for, from its own (env-gated)
-    `assert_size_stride(argN, {sizes}, {strides}, "input")` checks: literal sizes are fixed,
-    symbols (`s17`) are dynamic. An input the wrapper does not assert on is left unchecked."""
-    var_of = {int(i): v for v, i in _INPUT_VAR.findall(cpp)}
-    sizes = {v: [t.strip() for t in text.split(",") if t.strip()] for v, text in _INPUT_CHECK.findall(cpp)}
-    shapes: list[list[int | None] | None] = []
-    for i in range(num_inputs):
-        dims = sizes.get(var_of.get(i, ""))
-        shapes.append(None if dims is None else [int(d.rstrip("L")) if _SIZE.match(d) else None for d in dims])
-    return shapes
-
-
-def _find_model(names: list[str], model_name: str, path: str | os.PathLike[str]) -> str:
-    found = [n for n in names if n.endswith(".wrapper.so") and f"/data/aotinductor/{model_name}/" in n]
-    if len(found) != 1:
-        raise ExternSpecError(f"{path}: expected one */data/aotinductor/{model_name}/*.wrapper.so, found {found}")
-    return found[0]
-
-
 class AOTIRunner:
-    """Runs an AOTInductor package (CPU) with externspec's executor as the proxy executor.
+    """Runs an AOTInductor package with externspec's executor as the proxy executor: a thin
+    binding over the C++ `externspec::AOTIRunner`, which opens the package itself.
 
-    The package is extracted to a private temporary directory that lives as long as the runner.
-    Inputs are checked against the count the model takes and their shapes: `input_shapes` (one
-    list per input, `None` for a dynamic dimension), by default read from the wrapper's own checks
-    (which the compiled model runs only under AOTI_RUNTIME_CHECK_INPUTS=1)."""
+    Loading checks every member name (nothing outside the package is read or written), extracts
+    only the model's library and weight blob into a private directory (removed once the model is
+    loaded on the CPU, and whenever loading fails) and bounds what it reads. Every call checks the
+    inputs against what the package records (count, dtype, rank, sizes, dynamic ranges, sizes
+    shared between inputs, strides, device, layout) and raises `CallError` naming the input; the
+    model's own failure raises `ModelError` with its message; a bad package raises `PackageError`."""
 
     def __init__(self, package_path: str | os.PathLike[str], *, model_name: str = "model",
-                 custom_objects: dict[str, Any] | None = None,
-                 input_shapes: Sequence[Sequence[int | None]] | None = None):
+                 custom_objects: dict[str, Any] | None = None, device: str = "cpu",
+                 max_extracted_bytes: int = 0, max_source_bytes: int = 64 << 20):
         from torch.utils import _pytree as pytree
 
-        with zipfile.ZipFile(package_path) as z:
-            so_name = _find_model(z.namelist(), model_name, package_path)
-            self._dir = tempfile.mkdtemp(prefix="externspec-aoti-")
-            # Removed when the runner goes away (a loaded library's files may be unlinked).
-            self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
-            z.extractall(self._dir)
-        library = Path(self._dir) / so_name
-        spec_path = library.with_name(library.name.removesuffix(".so") + ".json")
-        # A model without extern calls has no extern-kernel file: an empty, current-version spec.
-        text = spec_path.read_text(encoding="utf-8") if spec_path.exists() else dumps(ExternKernelNodes(nodes=[]))
-        if input_shapes is not None:
-            shapes: list[list[int | None] | None] = [list(s) for s in input_shapes]
-        else:
-            cpp_path = library.with_suffix(".cpp")
-            cpp = cpp_path.read_text(encoding="utf-8") if cpp_path.exists() else ""
-            shapes = input_shapes_from_wrapper(cpp, len(_INPUT_VAR.findall(cpp))) if cpp else []
-        try:
-            self._impl = extension().AOTIRunner(str(library), text, dict(custom_objects or {}), shapes)
-        except DecodeError as exc:
-            raise _with_source(exc, f"{package_path}!{spec_path.name}") from None
+        self._impl = extension().AOTIRunner(os.fspath(package_path), model_name, device, dict(custom_objects or {}),
+                                            max_extracted_bytes, max_source_bytes)
         self._in_spec = pytree.treespec_loads(self._impl.in_spec)
         self._out_spec = pytree.treespec_loads(self._impl.out_spec)
 
@@ -243,6 +208,5 @@ class AOTIRunner:
         return list(self._impl(*inputs))
 
     def close(self) -> None:
-        """Unload the model and remove its extracted files."""
+        """Unload the model (and remove any files it still had)."""
         self._impl = None
-        self._cleanup()

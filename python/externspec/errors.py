@@ -39,3 +39,14 @@ class SpecMismatchError(ExternSpecError, ValueError):
 class CallError(ExternSpecError, ValueError):
     """A call does not match what it must: arguments that do not bind to the op's schema (at
     export), or flat arrays whose lengths or int returns differ from the node's plan (at run)."""
+
+
+class PackageError(ExternSpecError, ValueError):
+    """An AOTInductor package cannot be loaded: not a zip archive, no such model, a member whose
+    name escapes the package (absolute, `..`) or whose size is over a limit, a library that is not
+    an AOTInductor model. The message names the package and the member."""
+
+
+class ModelError(ExternSpecError, RuntimeError):
+    """A compiled model failed while running, e.g. its own check on the inputs' values
+    (`torch._check(n.item() >= 3)`): the message is the model's."""

@@ -2,11 +2,30 @@
 
 #include <torch/csrc/inductor/aoti_runtime/interface.h>
 
-#include <dlfcn.h>
+#include <c10/util/Exception.h>
+#include <c10/util/safe_numerics.h>
 
-#include <stdexcept>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <unordered_map>
+
+#ifdef USE_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include <externspec/torch/errors.h>
+
+#include "package.h"
+#include "wrapper_inputs.h"
 
 namespace externspec {
 
@@ -17,92 +36,376 @@ struct AOTIRunner::Api {
   decltype(&AOTInductorModelContainerGetNumInputs) num_inputs = nullptr;
   decltype(&AOTInductorModelContainerGetNumOutputs) num_outputs = nullptr;
   decltype(&AOTInductorModelContainerGetCallSpec) call_spec = nullptr;
+  // Optional: older libraries lack them.
+  decltype(&AOTInductorModelContainerGetNumConstants) num_constants = nullptr;
+  decltype(&AOTInductorModelContainerGetConstantFromFolded) constant_from_folded = nullptr;
+  decltype(&AOTInductorModelContainerExtractConstantsMapEntries) constants = nullptr;
+  decltype(&AOTInductorModelContainerGetConstantsBlobSize) blob_size = nullptr;
+  decltype(&AOTInductorModelUpdateConstantsFromBlob) update_from_blob = nullptr;
+  decltype(&AOTInductorGetLastError) last_error = nullptr;
+};
+
+namespace {
+
+// One size or stride as the compiled code wrote it: a product of integer literals and symbols of
+// dynamic sizes (`4L*s77`), or something else (not checked).
+struct Expr {
+  bool known = false;
+  std::int64_t factor = 1;
+  std::vector<std::size_t> symbols;
+};
+
+}  // namespace
+
+// The input checks, compiled at load from the RecordedInputs: symbols numbered, expressions parsed.
+struct AOTIRunner::Checks {
+  struct Input {
+    std::vector<Expr> sizes, strides;
+  };
+  std::vector<Input> inputs;
+  std::vector<std::string> symbols;
 };
 
 namespace {
 
 template <class F>
-void load_symbol(void* dl, const std::string& library, const char* name, F& out) {
+void load_symbol(void* dl, const std::string& name, const char* symbol, F& out, bool required = true) {
   dlerror();
-  void* p = dlsym(dl, name);
-  if (p == nullptr)
-    throw std::runtime_error(library + ": not an AOTInductor model library: symbol `" + name + "` is missing");
-  out = reinterpret_cast<F>(p);
+  out = reinterpret_cast<F>(dlsym(dl, symbol));
+  if (out == nullptr && required)
+    throw PackageError(name + ": not an AOTInductor model library: symbol `" + symbol + "` is missing");
 }
 
-std::string shape_text(const at::Tensor& t) {
+std::string join(c10::IntArrayRef values) {
   std::string out = "[";
-  for (std::size_t d = 0; d < static_cast<std::size_t>(t.dim()); ++d) out += (d ? ", " : "") + std::to_string(t.size(d));
+  for (std::size_t d = 0; d < values.size(); ++d) out += (d ? ", " : "") + std::to_string(values[d]);
   return out + "]";
 }
 
-std::string shape_text(const InputShape& s) {
+Expr parse_expr(std::string_view text, std::unordered_map<std::string, std::size_t>& symbols,
+                std::vector<std::string>& names) {
+  Expr e;
+  while (true) {
+    auto star = text.find('*');
+    std::string_view term = text.substr(0, star);
+    while (!term.empty() && term.front() == ' ') term.remove_prefix(1);
+    while (!term.empty() && term.back() == ' ') term.remove_suffix(1);
+    if (term.empty()) return {};
+    if ((term.front() >= '0' && term.front() <= '9') || term.front() == '-') {
+      if (term.back() == 'L') term.remove_suffix(1);
+      std::int64_t v = 0;
+      auto [end, ec] = std::from_chars(term.data(), term.data() + term.size(), v);
+      if (ec != std::errc() || end != term.data() + term.size() || c10::mul_overflows(e.factor, v, &e.factor))
+        return {};
+    } else {
+      for (char c : term)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return {};
+      auto [it, fresh] = symbols.emplace(std::string(term), names.size());
+      if (fresh) names.emplace_back(term);
+      e.symbols.push_back(it->second);
+    }
+    if (star == std::string_view::npos) break;
+    text.remove_prefix(star + 1);
+  }
+  e.known = true;
+  return e;
+}
+
+// The value of `e` under the bound symbols, or nullopt (an unbound symbol, an overflow).
+std::optional<std::int64_t> eval(const Expr& e, const std::vector<std::optional<std::int64_t>>& values) {
+  if (!e.known) return std::nullopt;
+  std::int64_t v = e.factor;
+  for (auto s : e.symbols)
+    if (!values[s] || c10::mul_overflows(v, *values[s], &v)) return std::nullopt;
+  return v;
+}
+
+std::string shape_text(const std::vector<std::string>& want) {
   std::string out = "[";
-  for (std::size_t d = 0; d < s.size(); ++d) out += (d ? ", " : "") + (s[d] ? std::to_string(*s[d]) : std::string("*"));
+  for (std::size_t d = 0; d < want.size(); ++d) {
+    bool literal = !want[d].empty() && want[d].find_first_not_of("-0123456789L") == std::string::npos;
+    out += (d ? ", " : "") + (literal ? want[d].substr(0, want[d].find('L')) : std::string("*"));
+  }
   return out + "]";
 }
+
+// `"AOTI_DEVICE_KEY": "cpu"` in the package's metadata (a flat JSON object of strings).
+std::string device_key(const std::string& metadata) {
+  constexpr std::string_view key = "\"AOTI_DEVICE_KEY\"";
+  auto at = metadata.find(key);
+  if (at == std::string::npos) return {};
+  auto open = metadata.find('"', metadata.find(':', at + key.size()));
+  auto close = open == std::string::npos ? open : metadata.find('"', open + 1);
+  return close == std::string::npos ? std::string() : metadata.substr(open + 1, close - open - 1);
+}
+
+// Maps a regular file read-only for the duration of a scope.
+class Mapping {
+ public:
+  Mapping(const std::string& file, std::uint64_t size, const std::string& label) : size_(size) {
+    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw PackageError(label + ": cannot open: " + std::strerror(errno));
+    data_ = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (data_ == MAP_FAILED) throw PackageError(label + ": cannot map: " + std::strerror(errno));
+  }
+  ~Mapping() { ::munmap(data_, size_); }
+  const std::uint8_t* data() const { return static_cast<const std::uint8_t*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+  std::uint64_t size_;
+};
 
 }  // namespace
 
-AOTIRunner::AOTIRunner(const std::string& library, std::string_view spec_json, CustomObjects custom_objects,
-                       std::vector<std::optional<InputShape>> input_shapes)
-    : library_(library), api_(std::make_unique<Api>()), input_shapes_(std::move(input_shapes)) {
-  // Decode and validate the spec before touching the library: a bad spec is the likelier error.
-  executor_ = std::make_unique<ProxyExecutor>(spec_json, std::move(custom_objects));
-  dl_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (dl_ == nullptr) {
-    const char* err = dlerror();
-    throw std::runtime_error("cannot load " + library + ": " + (err ? err : "dlopen failed"));
-  }
+AOTIRunner::AOTIRunner(const std::string& package_path, AOTIRunnerOptions options)
+    : api_(std::make_unique<Api>()), checks_(std::make_unique<Checks>()) {
   try {
-    load_symbol(dl_, library, "AOTInductorModelContainerCreateWithDevice", api_->create);
-    load_symbol(dl_, library, "AOTInductorModelContainerDelete", api_->destroy);
-    load_symbol(dl_, library, "AOTInductorModelContainerRun", api_->run);
-    load_symbol(dl_, library, "AOTInductorModelContainerGetNumInputs", api_->num_inputs);
-    load_symbol(dl_, library, "AOTInductorModelContainerGetNumOutputs", api_->num_outputs);
-    load_symbol(dl_, library, "AOTInductorModelContainerGetCallSpec", api_->call_spec);
-    AOTInductorModelContainerHandle h = nullptr;
-    if (api_->create(&h, 1, "cpu", nullptr) != AOTI_RUNTIME_SUCCESS || h == nullptr)
-      throw std::runtime_error(library + ": AOTInductorModelContainerCreateWithDevice failed (see stderr)");
-    container_ = h;
-    if (api_->num_inputs(h, &num_inputs_) != AOTI_RUNTIME_SUCCESS ||
-        api_->num_outputs(h, &num_outputs_) != AOTI_RUNTIME_SUCCESS)
-      throw std::runtime_error(library + ": cannot read the model's input/output counts");
-    const char* in_spec = nullptr;
-    const char* out_spec = nullptr;
-    if (api_->call_spec(h, &in_spec, &out_spec) != AOTI_RUNTIME_SUCCESS)
-      throw std::runtime_error(library + ": cannot read the model's call spec");
-    in_spec_ = in_spec ? in_spec : "";
-    out_spec_ = out_spec ? out_spec : "";
-    if (!input_shapes_.empty() && input_shapes_.size() != num_inputs_)
-      throw std::runtime_error(library + ": " + std::to_string(input_shapes_.size()) +
-                               " input shapes given for a model with " + std::to_string(num_inputs_) + " inputs");
+    load(package_path, std::move(options));
   } catch (...) {
-    if (container_) api_->destroy(static_cast<AOTInductorModelContainerHandle>(container_));
-    dlclose(dl_);
+    release();
     throw;
   }
 }
 
-AOTIRunner::~AOTIRunner() {
+AOTIRunner::~AOTIRunner() { release(); }
+
+void AOTIRunner::release() noexcept {
   if (container_) api_->destroy(static_cast<AOTInductorModelContainerHandle>(container_));
+  container_ = nullptr;
   if (dl_) dlclose(dl_);
+  dl_ = nullptr;
+  if (!temp_dir_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(temp_dir_, ignored);
+    temp_dir_.clear();
+  }
 }
+
+void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options) {
+  try {
+    device_ = c10::Device(options.device);
+  } catch (const c10::Error& e) {
+    throw UnsupportedError("device " + options.device + ": " + e.what_without_backtrace());
+  }
+#ifndef USE_CUDA
+  if (!device_.is_cpu())
+    throw UnsupportedError("device " + options.device + ": this build of externspec runs models on the CPU only");
+#else
+  if (!device_.is_cpu() && !device_.is_cuda())
+    throw UnsupportedError("device " + options.device + ": externspec runs models on cpu or cuda");
+  if (device_.is_cuda() && !device_.has_index()) device_.set_index(c10::cuda::current_device());
+#endif
+
+  detail::Package package(package_path);
+  detail::ModelMembers members = package.model(options.model_name);
+  name_ = package.label(members.library);
+
+  // Read and check everything small before touching the library: the extern-kernel file (the
+  // decoder's byte limit), the metadata, the wrapper source (for the input checks).
+  std::string spec = members.spec ? package.read(*members.spec, MAX_JSON_BYTES) : R"({"nodes": []})";
+  try {
+    executor_ = std::make_unique<ProxyExecutor>(spec, std::move(options.custom_objects));
+  } catch (const DecodeError& e) {
+    std::vector<std::pair<std::string, std::string>> errors = e.errors();
+    if (!errors.empty()) errors.front().first = package.label(*members.spec) + ": " + errors.front().first;
+    throw DecodeError(std::move(errors));
+  }
+  if (members.metadata) metadata_ = package.read(*members.metadata, MAX_JSON_BYTES);
+  std::string key = device_key(metadata_);
+  if (!key.empty() && key != c10::DeviceTypeName(device_.type(), /*lower_case=*/true))
+    throw UnsupportedError(name_ + ": the model was compiled for " + key + ", not for device " + device_.str());
+  std::string source = members.source ? package.read(*members.source, options.max_source_bytes) : std::string();
+
+  // Write the library and its weights, within the byte budget, under names chosen here.
+  std::vector<std::string> to_extract{members.library};
+  if (members.weights) to_extract.push_back(*members.weights);
+  std::uint64_t budget = options.max_extracted_bytes ? options.max_extracted_bytes : 16 * package.file_size();
+  std::uint64_t total = 0;
+  for (const auto& m : to_extract) {
+    std::uint64_t n = package.size(m);
+    if (n > budget - total)
+      throw PackageError(package.label(m) + ": " + std::to_string(n) + " bytes would take the extracted size over " +
+                         "the limit of " + std::to_string(budget) + " bytes (AOTIRunnerOptions::max_extracted_bytes)");
+    total += n;
+  }
+  detail::TempDir dir;
+  const std::string library = dir.path() + "/model.wrapper.so";
+  const std::string weights = dir.path() + "/model.wrapper_weights.blob";
+  package.extract(members.library, library);
+  if (members.weights) package.extract(*members.weights, weights);
+
+  dl_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (dl_ == nullptr) {
+    const char* err = dlerror();
+    throw PackageError(name_ + ": cannot load the model library: " + (err ? err : "dlopen failed"));
+  }
+  load_symbol(dl_, name_, "AOTInductorModelContainerCreateWithDevice", api_->create);
+  load_symbol(dl_, name_, "AOTInductorModelContainerDelete", api_->destroy);
+  load_symbol(dl_, name_, "AOTInductorModelContainerRun", api_->run);
+  load_symbol(dl_, name_, "AOTInductorModelContainerGetNumInputs", api_->num_inputs);
+  load_symbol(dl_, name_, "AOTInductorModelContainerGetNumOutputs", api_->num_outputs);
+  load_symbol(dl_, name_, "AOTInductorModelContainerGetCallSpec", api_->call_spec);
+  load_symbol(dl_, name_, "AOTInductorModelContainerGetNumConstants", api_->num_constants, false);
+  load_symbol(dl_, name_, "AOTInductorModelContainerGetConstantFromFolded", api_->constant_from_folded, false);
+  load_symbol(dl_, name_, "AOTInductorModelContainerExtractConstantsMapEntries", api_->constants, false);
+  load_symbol(dl_, name_, "AOTInductorModelContainerGetConstantsBlobSize", api_->blob_size, false);
+  load_symbol(dl_, name_, "AOTInductorModelUpdateConstantsFromBlob", api_->update_from_blob, false);
+  load_symbol(dl_, name_, "AOTInductorGetLastError", api_->last_error, false);
+
+  auto failed = [&](const std::string& what) {
+    const char* msg = nullptr;
+    std::string why = api_->last_error && api_->last_error(&msg) == AOTI_RUNTIME_SUCCESS && msg && *msg
+                          ? std::string(msg)
+                          : "the model's message is on stderr";
+    return PackageError(name_ + ": " + what + ": " + why);
+  };
+  AOTInductorModelContainerHandle h = nullptr;
+  const std::string cubin_dir = dir.path();
+  if (api_->create(&h, 1, device_.str().c_str(), device_.is_cpu() ? nullptr : cubin_dir.c_str()) !=
+          AOTI_RUNTIME_SUCCESS ||
+      h == nullptr)
+    throw failed("cannot create the model");
+  container_ = h;
+
+  if (members.weights) {
+    // Weights outside the library (package_constants_in_so=False): hand the model the blob, which
+    // it copies (torch's loader does the same).
+    std::uint64_t need = 0;
+    if (!api_->blob_size || !api_->update_from_blob || api_->blob_size(h, &need) != AOTI_RUNTIME_SUCCESS)
+      throw failed("the package has a weight blob, but the library does not take one");
+    std::uint64_t have = package.size(*members.weights);
+    if (have < need)
+      throw PackageError(package.label(*members.weights) + ": " + std::to_string(have) +
+                         " bytes, the model's weights take " + std::to_string(need));
+    if (need > 0) {
+      Mapping blob(weights, need, package.label(*members.weights));
+      if (api_->update_from_blob(h, blob.data()) != AOTI_RUNTIME_SUCCESS) throw failed("cannot load the weight blob");
+    }
+  }
+  if (api_->num_constants && api_->constant_from_folded && api_->constants) {
+    // Every constant the model reads as given (not folded at its first run) must be loaded: a
+    // library whose weights live outside it, in a package without the blob, would read nothing.
+    std::size_t n = 0, given = 0;
+    if (api_->num_constants(h, &n) == AOTI_RUNTIME_SUCCESS) {
+      for (std::size_t i = 0; i < n; ++i) {
+        bool folded = false;
+        if (api_->constant_from_folded(h, i, &folded) == AOTI_RUNTIME_SUCCESS && !folded) ++given;
+      }
+      const AOTInductorConstantMapEntry* entries = nullptr;
+      std::size_t loaded = 0;
+      if (given > 0 && (api_->constants(h, &entries, &loaded, false) != AOTI_RUNTIME_SUCCESS || loaded < given))
+        throw PackageError(name_ + ": the model's weights are not loaded: it keeps " + std::to_string(given) +
+                           " constants outside its library and the package has no *.wrapper_weights.blob");
+    }
+  }
+
+  if (api_->num_inputs(h, &num_inputs_) != AOTI_RUNTIME_SUCCESS ||
+      api_->num_outputs(h, &num_outputs_) != AOTI_RUNTIME_SUCCESS)
+    throw failed("cannot read the model's input/output counts");
+  const char* in_spec = nullptr;
+  const char* out_spec = nullptr;
+  if (api_->call_spec(h, &in_spec, &out_spec) != AOTI_RUNTIME_SUCCESS) throw failed("cannot read the call spec");
+  in_spec_ = in_spec ? in_spec : "";
+  out_spec_ = out_spec ? out_spec : "";
+
+  recorded_inputs_ = detail::recorded_inputs_from_wrapper(source, num_inputs_);
+  std::unordered_map<std::string, std::size_t> symbols;
+  for (const auto& in : recorded_inputs_) {
+    Checks::Input c;
+    for (const auto& s : in.sizes) c.sizes.push_back(parse_expr(s, symbols, checks_->symbols));
+    for (const auto& s : in.strides) c.strides.push_back(parse_expr(s, symbols, checks_->symbols));
+    checks_->inputs.push_back(std::move(c));
+  }
+
+  // The library is mapped and the weights copied: on the CPU nothing reads the files again, so
+  // they go now (a crash later leaves nothing behind). CUDA kernels may load from the folder.
+  if (device_.is_cpu()) dir.remove();
+  else temp_dir_ = dir.release();
+}
+
+namespace {
+
+std::string input_name(std::size_t i) { return "input " + std::to_string(i); }
+
+}  // namespace
 
 void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
   if (inputs.size() != num_inputs_)
-    throw CallError(library_ + ": the model takes " + std::to_string(num_inputs_) + " inputs, got " +
+    throw CallError(name_ + ": the model takes " + std::to_string(num_inputs_) + " inputs, got " +
                     std::to_string(inputs.size()));
+  std::vector<std::optional<std::int64_t>> values(checks_->symbols.size());
+  std::vector<std::pair<std::size_t, std::size_t>> bound_at(checks_->symbols.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& t = inputs[i];
-    if (!t.defined()) throw CallError(library_ + ": input " + std::to_string(i) + " is an undefined tensor");
-    if (input_shapes_.empty() || !input_shapes_[i]) continue;
-    const InputShape& want = *input_shapes_[i];
-    bool ok = static_cast<std::size_t>(t.dim()) == want.size();
-    for (std::size_t d = 0; ok && d < want.size(); ++d) ok = !want[d] || *want[d] == t.size(static_cast<int64_t>(d));
-    if (!ok)
-      throw CallError(library_ + ": input " + std::to_string(i) + " has shape " + shape_text(t) +
-                      ", the model was compiled for " + shape_text(want) + " (* = dynamic)");
+    const RecordedInput& want = recorded_inputs_[i];
+    const std::string who = name_ + ": " + input_name(i);
+    if (!t.defined()) throw CallError(who + " is an undefined tensor");
+    if (t.layout() != c10::kStrided)
+      throw CallError(who + " has layout " + c10::toString(t.layout()) + ", the model takes strided tensors");
+    c10::DeviceType device_type = want.device_type.value_or(device_.type());
+    if (t.device().type() != device_type || (device_.has_index() && device_type == device_.type() &&
+                                             t.device().index() != device_.index()))
+      throw CallError(who + " is on " + t.device().str() + ", the model runs on " +
+                      (device_type == device_.type() ? device_.str() : c10::DeviceTypeName(device_type, true)));
+    if (want.dtype && t.scalar_type() != *want.dtype)
+      throw CallError(who + " has dtype " + c10::toString(t.scalar_type()) + ", the model was compiled for " +
+                      c10::toString(*want.dtype));
+    if (t.is_conj() || t.is_neg())
+      throw CallError(who + " is a lazy conjugate or negative view: call resolve_conj() / resolve_neg() first");
+    if (want.rank && static_cast<std::size_t>(t.dim()) != *want.rank)
+      throw CallError(who + " has shape " + join(t.sizes()) + ", the model was compiled for " +
+                      shape_text(want.sizes) + " (* = dynamic)");
+    for (const auto& [d, lo] : want.min_size)
+      if (d < static_cast<std::size_t>(t.dim()) && t.size(static_cast<std::int64_t>(d)) < lo)
+        throw CallError(who + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
+                        (want.max_size.count(d) && want.max_size.at(d) == lo ? " must be " : " must be at least ") +
+                        std::to_string(lo));
+    for (const auto& [d, hi] : want.max_size)
+      if (d < static_cast<std::size_t>(t.dim()) && t.size(static_cast<std::int64_t>(d)) > hi)
+        throw CallError(who + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
+                        (want.min_size.count(d) && want.min_size.at(d) == hi ? " must be " : " must be at most ") +
+                        std::to_string(hi));
+    // Sizes: literals must match; a symbol takes the first size it meets and must agree elsewhere.
+    const auto& sizes = checks_->inputs[i].sizes;
+    for (std::size_t d = 0; d < sizes.size() && d < static_cast<std::size_t>(t.dim()); ++d) {
+      const Expr& e = sizes[d];
+      std::int64_t got = t.size(static_cast<std::int64_t>(d));
+      if (e.known && e.factor == 1 && e.symbols.size() == 1 && !values[e.symbols[0]]) {
+        values[e.symbols[0]] = got;
+        bound_at[e.symbols[0]] = {i, d};
+        continue;
+      }
+      auto v = eval(e, values);
+      if (v && *v != got) {
+        std::string why = e.symbols.empty()
+                              ? "the model was compiled for " + shape_text(want.sizes) + " (* = dynamic)"
+                              : "size " + std::to_string(d) + " is " + want.sizes[d] + " = " + std::to_string(*v) +
+                                    " (" + checks_->symbols[e.symbols[0]] + " is size " +
+                                    std::to_string(bound_at[e.symbols[0]].second) + " of " +
+                                    input_name(bound_at[e.symbols[0]].first) + ")";
+        throw CallError(who + " has shape " + join(t.sizes()) + ", " + why);
+      }
+    }
+  }
+  // Strides, once every symbol is bound. A dimension of size 1 is never stepped over.
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const at::Tensor& t = inputs[i];
+    const auto& strides = checks_->inputs[i].strides;
+    if (t.numel() == 0) continue;
+    for (std::size_t d = 0; d < strides.size() && d < static_cast<std::size_t>(t.dim()); ++d) {
+      auto v = eval(strides[d], values);
+      if (v && t.size(static_cast<std::int64_t>(d)) > 1 && *v != t.stride(static_cast<std::int64_t>(d))) {
+        std::string want;
+        for (std::size_t k = 0; k < strides.size(); ++k) {
+          auto w = eval(strides[k], values);
+          want += (k ? ", " : "") + (w ? std::to_string(*w) : std::string("*"));
+        }
+        throw CallError(name_ + ": " + input_name(i) + " has strides " + join(t.strides()) +
+                        ", the model was compiled for strides [" + want + "] (call .contiguous() on it)");
+      }
+    }
   }
 }
 
@@ -110,29 +413,56 @@ std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs) {
   return run_with(inputs, executor_.get());
 }
 
+namespace {
+
+// Takes each distinct output handle once: a model returning one tensor in two slots (`y, y`)
+// writes the same handle twice, and both slots get the same tensor.
+std::vector<at::Tensor> take_outputs(const std::vector<AtenTensorHandle>& out) {
+  std::vector<at::Tensor> result(out.size());
+  std::unordered_map<AtenTensorHandle, std::size_t> first;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (out[k] == nullptr) continue;
+    auto [it, fresh] = first.emplace(out[k], k);
+    if (!fresh) {
+      result[k] = result[it->second];
+      continue;
+    }
+    auto* p = reinterpret_cast<at::Tensor*>(out[k]);
+    result[k] = std::move(*p);
+    delete p;
+  }
+  return result;
+}
+
+}  // namespace
+
 std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inputs,
                                              torch::aot_inductor::ProxyExecutor* executor) {
   check_inputs(inputs);
+  AOTInductorStreamHandle stream = nullptr;
+#ifdef USE_CUDA
+  std::optional<c10::cuda::CUDAGuard> guard;
+  if (device_.is_cuda()) {
+    guard.emplace(device_.index());
+    stream = reinterpret_cast<AOTInductorStreamHandle>(c10::cuda::getCurrentCUDAStream(device_.index()).stream());
+  }
+#endif
   // The model steals the input handles: give it fresh ones.
   std::vector<AtenTensorHandle> in(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<AtenTensorHandle>(new at::Tensor(inputs[i]));
   std::vector<AtenTensorHandle> out(num_outputs_, nullptr);
   ProxyExecutor::take_last_error();
   auto status = api_->run(static_cast<AOTInductorModelContainerHandle>(container_), in.data(), in.size(), out.data(),
-                          out.size(), nullptr, reinterpret_cast<AOTIProxyExecutorHandle>(executor));
+                          out.size(), stream, reinterpret_cast<AOTIProxyExecutorHandle>(executor));
   if (status != AOTI_RUNTIME_SUCCESS) {
-    for (auto h : out) delete reinterpret_cast<at::Tensor*>(h);
+    take_outputs(out);
     if (auto error = ProxyExecutor::take_last_error()) std::rethrow_exception(error);
-    throw std::runtime_error(library_ + ": AOTInductorModelContainerRun failed (the model's message is on stderr)");
+    const char* msg = nullptr;
+    if (api_->last_error && api_->last_error(&msg) == AOTI_RUNTIME_SUCCESS && msg && *msg)
+      throw ModelError(name_ + ": the model failed: " + msg);
+    throw ModelError(name_ + ": the model failed (its message is on stderr)");
   }
-  std::vector<at::Tensor> result;
-  result.reserve(out.size());
-  for (auto h : out) {
-    auto* p = reinterpret_cast<at::Tensor*>(h);
-    result.push_back(std::move(*p));
-    delete p;
-  }
-  return result;
+  return take_outputs(out);
 }
 
 }  // namespace externspec

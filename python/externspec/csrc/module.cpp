@@ -25,7 +25,7 @@ using externspec::ProxyExecutor;
 namespace {
 
 // Python exception classes, set by `_register_errors` (externspec.errors).
-py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error;
+py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error;
 
 at::Tensor tensor_of(py::handle h, const char* what, std::size_t k) {
   if (!THPVariable_Check(h.ptr()))
@@ -116,12 +116,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.attr("torch_version") = TORCH_VERSION;
 
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
-                               py::object unsupported) {
+                               py::object unsupported, py::object package, py::object model) {
     decode_error = std::move(decode);
     version_error = std::move(version);
     spec_mismatch_error = std::move(mismatch);
     call_error = std::move(call);
     unsupported_error = std::move(unsupported);
+    package_error = std::move(package);
+    model_error = std::move(model);
   });
   py::register_exception_translator([](std::exception_ptr p) {
     if (!p || !decode_error) return;
@@ -139,6 +141,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       raise_as(call_error, e.what());
     } catch (const externspec::UnsupportedError& e) {
       raise_as(unsupported_error, e.what());
+    } catch (const externspec::PackageError& e) {
+      raise_as(package_error, e.what());
+    } catch (const externspec::ModelError& e) {
+      raise_as(model_error, e.what());
     }
   });
 
@@ -157,14 +163,19 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       });
 
   py::class_<AOTIRunner>(m, "AOTIRunner")
-      .def(py::init([](const std::string& library, const std::string& json, const py::dict& objects,
-                       std::vector<std::optional<externspec::InputShape>> shapes) {
-             auto objs = custom_objects_of(objects);
+      .def(py::init([](const std::string& package_path, const std::string& model_name, const std::string& device,
+                       const py::dict& objects, std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes) {
+             externspec::AOTIRunnerOptions options;
+             options.model_name = model_name;
+             options.device = device;
+             options.custom_objects = custom_objects_of(objects);
+             options.max_extracted_bytes = max_extracted_bytes;
+             options.max_source_bytes = max_source_bytes;
              py::gil_scoped_release release;
-             return std::make_unique<AOTIRunner>(library, json, std::move(objs), std::move(shapes));
+             return std::make_unique<AOTIRunner>(package_path, std::move(options));
            }),
-           py::arg("library"), py::arg("json"), py::arg("custom_objects") = py::dict(),
-           py::arg("input_shapes") = std::vector<std::optional<externspec::InputShape>>{})
+           py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
+           py::arg("max_extracted_bytes"), py::arg("max_source_bytes"))
       .def("__call__", [](AOTIRunner& r, py::args args) {
         auto inputs = tensors_of(args);
         std::vector<at::Tensor> out;
@@ -177,7 +188,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
       .def_property_readonly("in_spec", &AOTIRunner::in_spec)
-      .def_property_readonly("out_spec", &AOTIRunner::out_spec);
+      .def_property_readonly("out_spec", &AOTIRunner::out_spec)
+      .def_property_readonly("metadata", &AOTIRunner::metadata);
 
   m.def("bench_callboxed", &bench_callboxed, py::arg("executor"), py::arg("index"), py::arg("tensors"),
         py::arg("iterations"));

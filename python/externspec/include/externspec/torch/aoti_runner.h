@@ -1,38 +1,80 @@
-// Runs an AOTInductor-compiled model library (*.wrapper.so) with externspec's executor as its
-// proxy executor, through the C entry points of torch/csrc/inductor/aoti_runtime/interface.h.
+// Runs an AOTInductor package (a `.pt2` from torch._inductor.aoti_compile_and_package) with
+// externspec's executor as its proxy executor, from C++ alone:
 //
-// Facts this relies on (DESIGN.md, "Running AOTInductor-compiled models"): the library has no
-// RPATH (torch must be loaded first), it is dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a
-// second model run the first one's code), the model takes ownership of input handles, output
-// handles are released to the caller, and an exception thrown in call_function comes back only
-// as a failure code, so the executor's own error is rethrown here.
+//   externspec::AOTIRunner runner("model.pt2", {});          // or options: model name, device, ...
+//   std::vector<at::Tensor> out = runner.run({x, y});
+//
+// Loading reads the zip with libtorch's reader (caffe2::serialize::PyTorchStreamReader): every
+// member name is checked before anything is read (absolute names and `..` components are refused,
+// naming the member), member sizes are checked against limits before reading, and only the
+// members the model needs (its library and weight blob) are written, into a private 0700
+// temporary directory that is removed when loading fails and when the runner is destroyed.
+// Weights may live in the library or in a `*.wrapper_weights.blob` beside it (given to the model
+// before its first run, as torch's loader does). Every run checks the inputs against what the
+// package records about them (count, dtype, rank, sizes and the ranges of dynamic sizes, sizes
+// shared between inputs, strides, device, layout), owns each output handle once (a model may
+// return one tensor in several slots), and turns the model's own failure into a ModelError
+// carrying the model's message.
+//
+// Facts this relies on: the library has no RPATH (libtorch must be loaded first), it is
+// dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a second model run the first one's code), the
+// model takes ownership of input handles, output handles are released to the caller, and an
+// exception thrown in call_function comes back only as a failure code, so the executor's own
+// error is rethrown here.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
 namespace externspec {
 
-// The expected shape of one model input: fixed sizes, or nullopt for a dynamic dimension.
-using InputShape = std::vector<std::optional<std::int64_t>>;
+struct AOTIRunnerOptions {
+  // The model inside the package: `<package>/data/aotinductor/<model_name>/*.wrapper.so`.
+  std::string model_name = "model";
+  // "cpu", or "cuda" / "cuda:N" in a build with CUDA (the package must have been compiled for it).
+  std::string device = "cpu";
+  // Torchbind objects the model's extern calls name (`as_custom_obj`).
+  CustomObjects custom_objects;
+  // Limit on the bytes written to disk (the library plus any weight blob); 0: 16 times the
+  // package file's size (torch stores members uncompressed, so a package never needs more).
+  std::uint64_t max_extracted_bytes = 0;
+  // Limit on the wrapper source read for the input checks (it is read into memory).
+  std::uint64_t max_source_bytes = std::uint64_t{64} << 20;
+};
+
+// What the package records about one input; each field is unset when the package does not say.
+struct RecordedInput {
+  std::optional<c10::ScalarType> dtype;
+  std::optional<c10::DeviceType> device_type;
+  // Sizes and strides as the compiled code wrote them: integer literals, or expressions over the
+  // symbols of dynamic sizes (`s77`, `4L*s77`). Empty `rank`: the rank is not recorded.
+  std::optional<std::size_t> rank;
+  std::vector<std::string> sizes, strides;
+  // Ranges of dynamic sizes, by dimension.
+  std::map<std::size_t, std::int64_t> min_size, max_size;
+};
 
 class AOTIRunner {
  public:
-  // `library`: the model's .so; `spec_json`: its extern-kernel file; `input_shapes`: what the model
-  // was compiled for, checked on every run (empty: only the input count is checked; nullopt for
-  // one input: that input's shape is not checked).
-  AOTIRunner(const std::string& library, std::string_view spec_json, CustomObjects custom_objects = {},
-             std::vector<std::optional<InputShape>> input_shapes = {});
+  // Throws PackageError (not a package, no such model, a member escaping the package or over a
+  // limit, not a model library), DecodeError/VersionError/SpecMismatchError (its extern-kernel
+  // file), UnsupportedError (a device this build cannot run).
+  explicit AOTIRunner(const std::string& package_path, AOTIRunnerOptions options = {});
   ~AOTIRunner();
   AOTIRunner(const AOTIRunner&) = delete;
   AOTIRunner& operator=(const AOTIRunner&) = delete;
 
+  // Throws CallError (inputs that do not match what the package records, naming the input),
+  // ModelError (the model's own check failed, with its message) or the executor's errors.
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs);
   // Run with another proxy executor (benchmarks compare executors on the same compiled model).
   std::vector<at::Tensor> run_with(const std::vector<at::Tensor>& inputs, torch::aot_inductor::ProxyExecutor* executor);
@@ -40,22 +82,31 @@ class AOTIRunner {
   std::size_t num_inputs() const { return num_inputs_; }
   std::size_t num_outputs() const { return num_outputs_; }
   const ProxyExecutor& executor() const { return *executor_; }
+  const std::vector<RecordedInput>& recorded_inputs() const { return recorded_inputs_; }
   // The pytree specs (torch.utils._pytree.treespec_dumps) of the model's inputs and outputs.
   const std::string& in_spec() const { return in_spec_; }
   const std::string& out_spec() const { return out_spec_; }
+  // The package's `*.wrapper_metadata.json` (AOTI_DEVICE_KEY, ...), as text ("" if absent).
+  const std::string& metadata() const { return metadata_; }
 
  private:
   struct Api;
+  struct Checks;
+  void load(const std::string& package_path, AOTIRunnerOptions options);
+  void release() noexcept;
   void check_inputs(const std::vector<at::Tensor>& inputs) const;
 
-  std::string library_;
+  std::string name_;  // `package!member` of the library, for messages
+  std::string temp_dir_;  // kept only while the model may read files from it (CUDA kernels)
   void* dl_ = nullptr;
   std::unique_ptr<Api> api_;
   void* container_ = nullptr;
+  c10::Device device_{c10::kCPU};
   std::unique_ptr<ProxyExecutor> executor_;
-  std::vector<std::optional<InputShape>> input_shapes_;
+  std::vector<RecordedInput> recorded_inputs_;
+  std::unique_ptr<Checks> checks_;
   std::size_t num_inputs_ = 0, num_outputs_ = 0;
-  std::string in_spec_, out_spec_;
+  std::string in_spec_, out_spec_, metadata_;
 };
 
 }  // namespace externspec

@@ -27,4 +27,18 @@ class UnsupportedError : public Error {
   using Error::Error;
 };
 
+// A package (.pt2) cannot be loaded: not a zip archive, no such model, a member whose name escapes
+// the package or whose size is over a limit, a library that is not an AOTInductor model.
+class PackageError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A compiled model failed while running: its own check on the inputs' values (`torch._check`) or
+// a kernel error. what() carries the model's message.
+class ModelError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace externspec

@@ -1,0 +1,190 @@
+#include "wrapper_inputs.h"
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace externspec::detail {
+namespace {
+
+bool is_ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool eat(std::string_view& s, std::string_view prefix) {
+  if (s.substr(0, prefix.size()) != prefix) return false;
+  s.remove_prefix(prefix.size());
+  return true;
+}
+
+std::string_view ident(std::string_view& s) {
+  std::size_t n = 0;
+  while (n < s.size() && is_ident_char(s[n])) ++n;
+  auto out = s.substr(0, n);
+  s.remove_prefix(n);
+  return out;
+}
+
+// An integer literal as the wrapper writes it (`-3`, `4L`).
+std::optional<std::int64_t> integer(std::string_view& s) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end == s.data()) return std::nullopt;
+  s.remove_prefix(static_cast<std::size_t>(end - s.data()));
+  eat(s, "L");
+  return v;
+}
+
+// `VAR_size[D]` / `VAR_stride[D]` with the given suffix: (VAR, D).
+std::optional<std::pair<std::string_view, std::size_t>> indexed(std::string_view& s, std::string_view suffix) {
+  std::string_view id = ident(s);
+  if (id.size() <= suffix.size() || id.substr(id.size() - suffix.size()) != suffix || !eat(s, "[")) return std::nullopt;
+  auto d = integer(s);
+  if (!d || *d < 0 || !eat(s, "]")) return std::nullopt;
+  return std::make_pair(id.substr(0, id.size() - suffix.size()), static_cast<std::size_t>(*d));
+}
+
+// `{a, b*c, ...}` -> its items, trimmed; nullopt if the braces do not close on this line.
+std::optional<std::vector<std::string>> brace_list(std::string_view& s) {
+  if (!eat(s, "{")) return std::nullopt;
+  auto close = s.find('}');
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view body = s.substr(0, close);
+  s.remove_prefix(close + 1);
+  std::vector<std::string> items;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= body.size(); ++i) {
+    char c = i < body.size() ? body[i] : ',';
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      auto item = trim(body.substr(start, i - start));
+      if (!item.empty()) items.emplace_back(item);
+      start = i + 1;
+    }
+  }
+  return items;
+}
+
+std::optional<c10::ScalarType> scalar_type_named(std::string_view k_name) {
+  // `kFloat` -> c10::ScalarType::Float, by c10's own names.
+  if (!eat(k_name, "k")) return std::nullopt;
+  for (int i = 0; i < static_cast<int>(c10::ScalarType::NumOptions); ++i) {
+    auto t = static_cast<c10::ScalarType>(i);
+    if (k_name == c10::toString(t)) return t;
+  }
+  return std::nullopt;
+}
+
+struct Parser {
+  std::size_t num_inputs;
+  std::vector<RecordedInput> specs;
+  std::unordered_map<std::string, std::size_t> index_of;  // wrapper variable -> input index
+
+  RecordedInput* spec(std::string_view var) {
+    auto it = index_of.find(std::string(var));
+    return it == index_of.end() ? nullptr : &specs[it->second];
+  }
+
+  void bind(std::string_view var, std::string_view& rest, std::string_view close) {
+    if (!eat(rest, "[")) return;
+    auto i = integer(rest);
+    if (i && *i >= 0 && static_cast<std::uint64_t>(*i) < num_inputs && eat(rest, close))
+      index_of[std::string(var)] = static_cast<std::size_t>(*i);
+  }
+
+  void line(std::string_view s) {
+    s = trim(s);
+    std::string_view rest = s;
+    // `if (...) { assert_size_stride(VAR, {sizes}, {strides}, "input"); }` (first: the line starts with `if`)
+    if (auto at = s.find("assert_size_stride("); at != std::string_view::npos) {
+      rest = s.substr(at + std::string_view("assert_size_stride(").size());
+      RecordedInput* in = spec(ident(rest));
+      if (!in || !eat(rest, ", ")) return;
+      auto sizes = brace_list(rest);
+      if (!sizes || !eat(rest, ", ")) return;
+      auto strides = brace_list(rest);
+      if (!strides || !eat(rest, ", \"input\")") || strides->size() != sizes->size()) return;
+      in->rank = sizes->size();
+      in->sizes = std::move(*sizes);
+      in->strides = std::move(*strides);
+      return;
+    }
+    if (eat(rest, "ConstantHandle ")) {  // ConstantHandle VAR = ConstantHandle(input_handles[N]);
+      std::string_view var = ident(rest);
+      if (eat(rest, " = ConstantHandle(input_handles")) bind(var, rest, "]);");
+      return;
+    }
+    if (eat(rest, "auto ")) {  // auto VAR = std::move(inputs[N]);
+      std::string_view var = ident(rest);
+      if (eat(rest, " = std::move(inputs")) bind(var, rest, "]);");
+      return;
+    }
+    if (eat(rest, "int32_t ")) {  // int32_t VAR_expected_device_type = T;
+      std::string_view id = ident(rest);
+      constexpr std::string_view suffix = "_expected_device_type";
+      if (id.size() > suffix.size() && id.substr(id.size() - suffix.size()) == suffix && eat(rest, " = ")) {
+        auto t = integer(rest);
+        RecordedInput* in = spec(id.substr(0, id.size() - suffix.size()));
+        if (in && t && *t >= 0 && *t < static_cast<std::int64_t>(c10::COMPILE_TIME_MAX_DEVICE_TYPES))
+          in->device_type = static_cast<c10::DeviceType>(*t);
+      }
+      return;
+    }
+    if (eat(rest, "if (")) {
+      if (auto k = integer(rest)) {  // if (K != VAR_size[D]) {   /   if (K != VAR_stride[D]) {
+        if (!eat(rest, " != ")) return;
+        std::string_view probe = rest;
+        if (auto sz = indexed(probe, "_size"); sz && eat(probe, ") {")) {
+          if (RecordedInput* in = spec(sz->first)) in->min_size[sz->second] = in->max_size[sz->second] = *k;
+        }
+        return;
+      }
+      auto sz = indexed(rest, "_size");  // if (VAR_size[D] < LO) {   /   if (VAR_size[D] > HI) {
+      if (!sz) return;
+      bool below = eat(rest, " < ");
+      if (!below && !eat(rest, " > ")) return;
+      auto bound = integer(rest);
+      RecordedInput* in = spec(sz->first);
+      if (!bound || !in || !eat(rest, ") {")) return;
+      (below ? in->min_size : in->max_size)[sz->second] = *bound;
+      return;
+    }
+    if (auto at = s.find("_expected_dtype << \"(at::"); at != std::string_view::npos) {
+      // << "expected: " << VAR_expected_dtype << "(at::kFloat), "
+      std::size_t start = at;
+      while (start > 0 && is_ident_char(s[start - 1])) --start;
+      std::string_view tail = s.substr(at + std::string_view("_expected_dtype << \"(at::").size());
+      std::string_view name = ident(tail);
+      RecordedInput* in = spec(s.substr(start, at - start));
+      if (in && eat(tail, ")")) in->dtype = scalar_type_named(name);
+      return;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<RecordedInput> recorded_inputs_from_wrapper(std::string_view source, std::size_t num_inputs) {
+  Parser p{num_inputs, std::vector<RecordedInput>(num_inputs), {}};
+  while (!source.empty()) {
+    auto nl = source.find('\n');
+    p.line(source.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    source.remove_prefix(nl + 1);
+  }
+  return std::move(p.specs);
+}
+
+}  // namespace externspec::detail
