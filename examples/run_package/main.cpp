@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
                 << "\n" << ours[i] << "\n";
     }
     if (!args.save.empty()) {
-      std::vector<char> data = torch::jit::pickle_save(c10::IValue(ours));
+      // A tuple: torch.load's default (weights_only) reads it, unlike a TorchScript tensor list.
+      std::vector<c10::IValue> items(ours.begin(), ours.end());
+      std::vector<char> data = torch::jit::pickle_save(c10::ivalue::Tuple::create(std::move(items)));
       std::ofstream out(args.save, std::ios::binary);
       out.write(data.data(), static_cast<std::streamsize>(data.size()));
       if (!out) throw std::runtime_error(args.save + ": cannot write");

@@ -33,7 +33,7 @@ loaded = time.perf_counter()
 x, y = torch.load(sys.argv[3])
 outputs = runner(x, y)
 ran = time.perf_counter()
-compiler_ran = os.path.exists(os.environ["COMPILER_MARKER"])
+compiler_ran = os.path.exists(os.environ["COMPILER_MARKER"])  # before torch's loader, which runs c++
 reference = torch._inductor.aoti_load_package(sys.argv[1])(x, y)
 print(json.dumps({
     "externspec": es.__file__, "binding": es.cpp.extension().__file__, "compiler_ran": compiler_ran,
@@ -99,12 +99,13 @@ def test_prebuilt_es_cpp_runs_a_package_with_no_compiler(venv_python: Path, tmp_
     venv = venv_python.parent.parent
     assert Path(report["externspec"]).is_relative_to(venv) and Path(report["binding"]).is_relative_to(venv)
     assert Path(report["binding"]).name.startswith("_cpp.")
-    assert report["compiler_ran"] is False and not marker.exists()
+    # Read before torch's own loader runs: torch's Python aoti_load_package itself invokes `c++`.
+    assert report["compiler_ran"] is False
     assert not cache.exists() or not any(cache.iterdir())
     assert "compiling" not in proc.stderr
     assert report["equal"] == [True, True]
     print(f"fresh venv, no compiler: import torch+externspec {report['import_s']:.2f} s, "
-          f"es.cpp.AOTIRunner load {report['load_s']:.2f} s, first run {report['run_s']:.3f} s")
+          f"es.cpp first use + AOTIRunner load {report['load_s']:.3f} s, first run {report['run_s']:.3f} s")
 
 
 def test_pkg_config_lines_of_the_readme_work_as_printed(venv_python: Path, tmp_path: Path) -> None:
