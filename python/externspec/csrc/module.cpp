@@ -103,6 +103,60 @@ double bench_callboxed(const ProxyExecutor& ex, std::size_t index, py::list tens
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A proxy executor that hands each call to a Python `call_function(index, int_args, tensor_args)`
+// (es.ProxyExecutor's): the compiled wrapper then drives the Python executor with exactly the
+// arrays it passes, dynamic sizes included. Output slots arrive as None; whatever the callee
+// stores into a slot is written back to the wrapper's handle.
+class PythonExecutor : public torch::aot_inductor::ProxyExecutor {
+ public:
+  explicit PythonExecutor(py::object call) : call_(std::move(call)) {}
+
+  void call_function(int index, int num_ints, int64_t* ints, int num_tensors, AtenTensorHandle* tensors) override {
+    py::gil_scoped_acquire gil;
+    try {
+      py::list int_args;
+      for (int k = 0; k < num_ints; ++k) int_args.append(ints[k]);
+      py::list tensor_args;
+      for (int k = 0; k < num_tensors; ++k) {
+        const auto* t = reinterpret_cast<const at::Tensor*>(tensors[k]);
+        if (t != nullptr && t->defined()) tensor_args.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(*t)));
+        else tensor_args.append(py::none());
+      }
+      call_(index, int_args, tensor_args);
+      for (int k = 0; k < num_tensors; ++k) {
+        auto* slot = reinterpret_cast<at::Tensor*>(tensors[k]);
+        py::object v = tensor_args[static_cast<std::size_t>(k)];
+        if (slot == nullptr || v.is_none()) continue;
+        at::Tensor t = tensor_of(v, "tensor_args", static_cast<std::size_t>(k));
+        if (!slot->is_same(t)) *slot = std::move(t);
+      }
+    } catch (py::error_already_set& e) {
+      error_ = std::make_unique<py::error_already_set>(std::move(e));
+      throw std::runtime_error("the Python executor raised");
+    }
+  }
+
+  // The Python exception of the failed call, if any (raised again in the caller's frame).
+  std::unique_ptr<py::error_already_set> error_;
+
+ private:
+  py::object call_;
+};
+
+py::list run_with_python(AOTIRunner& r, py::object call, py::args args) {
+  auto inputs = tensors_of(args);
+  PythonExecutor executor(std::move(call));
+  std::vector<at::Tensor> out;
+  try {
+    py::gil_scoped_release release;
+    out = r.run_with(inputs, &executor);
+  } catch (const std::exception&) {
+    if (executor.error_) throw std::move(*executor.error_);
+    throw;
+  }
+  return wrap(std::move(out));
+}
+
 void raise_as(const py::object& cls, const char* message) {
   PyErr_SetObject(cls.ptr(), cls(message).ptr());
 }
@@ -171,6 +225,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         }
         return wrap(std::move(out));
       })
+      .def("run_with_python", &run_with_python, py::arg("call_function"))
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
       .def_property_readonly("in_spec", &AOTIRunner::in_spec)
