@@ -10,6 +10,7 @@
 #include <torch/csrc/jit/api/object.h>
 
 #include <chrono>
+#include <stdexcept>
 
 #include <externspec/torch/aoti_runner.h>
 #include <externspec/torch/errors.h>
@@ -87,19 +88,42 @@ py::list wrap(std::vector<at::Tensor> ts) {
 }
 
 // Reference for benchmarks: node `index`'s prepared stack through a bare callBoxed loop, with the
-// tensor slots filled in order and no checks (what any executor must at least do).
-double bench_callboxed(const ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations) {
+// tensor and int slots filled in order and no checks (what any executor must at least do). Nodes
+// with list arguments are not supported here.
+double bench_callboxed(const ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations,
+                       const std::vector<int64_t>& ints) {
   const auto& plan = ex.plan(index);
   std::vector<at::Tensor> ts;
   for (std::size_t k = 0; k < static_cast<std::size_t>(plan.num_input_tensors); ++k)
     ts.push_back(tensor_of(tensors[k], "tensors", k));
+  for (const auto& f : plan.fills)
+    if (f.kind != externspec::FillKind::Tensor && !(f.kind == externspec::FillKind::Int && f.start < ints.size()))
+      throw std::invalid_argument(plan.label + ": bench_callboxed fills only single tensor and int slots");
   py::gil_scoped_release release;
   auto start = std::chrono::steady_clock::now();
   for (std::size_t it = 0; it < iterations; ++it) {
     std::vector<c10::IValue> stack(plan.stack);
-    for (const auto& f : plan.fills) stack[f.stack_index] = ts[f.start];
+    for (const auto& f : plan.fills)
+      stack[f.stack_index] = f.kind == externspec::FillKind::Int ? c10::IValue(ints[f.start]) : c10::IValue(ts[f.start]);
     plan.op.callBoxed(stack);
   }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The executor's side of that comparison: `call_function` on the same arrays in a C++ loop.
+double bench_call_function(ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations,
+                           std::vector<int64_t> ints) {
+  const auto& plan = ex.plan(index);
+  std::vector<at::Tensor> slots(static_cast<std::size_t>(plan.num_tensors));
+  for (std::size_t k = 0; k < static_cast<std::size_t>(plan.num_input_tensors); ++k)
+    slots[k] = tensor_of(tensors[k], "tensors", k);
+  std::vector<AtenTensorHandle> handles(slots.size());
+  for (std::size_t k = 0; k < slots.size(); ++k) handles[k] = reinterpret_cast<AtenTensorHandle>(&slots[k]);
+  py::gil_scoped_release release;
+  auto start = std::chrono::steady_clock::now();
+  for (std::size_t it = 0; it < iterations; ++it)
+    ex.call_function(static_cast<int>(index), static_cast<int>(ints.size()), ints.data(),
+                     static_cast<int>(handles.size()), handles.data());
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -232,5 +256,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("out_spec", &AOTIRunner::out_spec);
 
   m.def("bench_callboxed", &bench_callboxed, py::arg("executor"), py::arg("index"), py::arg("tensors"),
-        py::arg("iterations"));
+        py::arg("iterations"), py::arg("ints") = std::vector<int64_t>{});
+  m.def("bench_call_function", &bench_call_function, py::arg("executor"), py::arg("index"), py::arg("tensors"),
+        py::arg("iterations"), py::arg("ints") = std::vector<int64_t>{});
 }
