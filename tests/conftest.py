@@ -1,6 +1,9 @@
-"""Shared pytest setup: the --update-golden flag and the real torch artifacts."""
+"""Shared pytest setup: the --update-golden flag, the real torch artifacts, and the `make_executor`
+fixture that runs one test body over both executors."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -13,3 +16,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(params=["python", "cpp"])
+def make_executor(request: pytest.FixtureRequest) -> Any:
+    """The executor class under test: es.ProxyExecutor or es.cpp.ProxyExecutor (same interface)."""
+    import externspec as es
+
+    return es.ProxyExecutor if request.param == "python" else es.cpp.ProxyExecutor

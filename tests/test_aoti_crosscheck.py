@@ -116,28 +116,41 @@ def test_torch_file_has_no_version_and_reads_under_the_baseline(package) -> None
     assert '"schema_version"' not in package.json_text
 
 
-def test_kwarg_only_default_desync_is_torchs_and_not_ours() -> None:
-    """torch omits kwarg-only defaults from the JSON but counts them in the wrapper's int array.
-
-    externspec's exporter writes the same call consistently (every argument, three int slots), and
-    externspec's executor names the desync in torch's file instead of reading the wrong slots."""
+def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(make_executor) -> None:
+    """torch omits kwarg-only defaults from its JSON but passes them in the wrapper's int array
+    (its own runner then fails). Both executors lay a torch-written file out by that rule, decided
+    at load, and read the values from the arrays; a versioned file stays strict."""
     path = aoti_models.compiled_package(aoti_models.KwOnlyFixed)
     package = aoti.read_package(path)
     (node,) = package.nodes.nodes
     assert [i.name for i in node.node.inputs] == ["x", "p"]  # every kwarg-only default omitted
     (call,) = package.calls
-    assert list(call.int_args) == [5, 3, 4]  # ...but their values are in the array
-    ex = es.ProxyExecutor(package.nodes)
+    assert list(call.int_args) == [5, 3, 4]  # ...but the int ones (k, s) are in the array
     x, y = aoti_models.example_inputs()
-    with pytest.raises(es.CallError, match=r"expected 1 input \+ 1 output tensor slots and 1 input \+ 0 int-return "
-                                           "slots, got 2 tensors and 3 ints"):
-        ex.call_function(0, list(call.int_args), [x, None])
     with pytest.raises(RuntimeError, match="Mismatch between ints consumed and num_ints"):
         torch._inductor.aoti_load_package(str(path))(x, y)
-    # Ours, for the same call: every argument written, arrays consistent, replay equals eager.
+    co = aoti_models.co
+    ex = make_executor(package.nodes)
+    slots = [x, None]
+    ex.call_function(0, list(call.int_args), slots)
+    assert torch.equal(slots[1], co.kwonly_fixed(x, 5))
+    slots = [x, None]
+    ex.call_function(0, [5, 7, 9], slots)  # read from the arrays, not re-filled from the schema
+    assert torch.equal(slots[1], co.kwonly_fixed(x, 5, k=7, s=9))
+    with pytest.raises(es.CallError, match=r"expected 1 input \+ 1 output tensor slots and 3 input \+ 0 int-return "
+                                           "slots, got 2 tensors and 1 ints"):
+        ex.call_function(0, [5], [x, None])
+    # The same node in an externspec-written (versioned) file: an omitted argument takes no slot.
+    versioned = make_executor(package.nodes.model_copy(update={"schema_version": es.SCHEMA_VERSION}))
+    slots = [x, None]
+    versioned.call_function(0, [5], slots)
+    assert torch.equal(slots[1], co.kwonly_fixed(x, 5))
+    with pytest.raises(es.CallError, match="1 input \\+ 0 int-return slots, got 2 tensors and 3 ints"):
+        versioned.call_function(0, list(call.int_args), [x, None])
+    # Ours, for the same call: every argument written, arrays consistent.
     b = es.SpecBuilder()
-    site = b.add(aoti_models.co.kwonly_fixed, (x, 5))
+    site = b.add(co.kwonly_fixed, (x, 5))
     assert site.int_args == [5, 3, 4]
     slots = list(site.tensor_args)
-    es.ProxyExecutor(es.loads(es.dumps(b.build()), es.ExternKernelNodes)).call_function(0, site.int_args, slots)
-    assert torch.equal(slots[1], aoti_models.co.kwonly_fixed(x, 5))
+    make_executor(es.loads(es.dumps(b.build()), es.ExternKernelNodes)).call_function(0, site.int_args, slots)
+    assert torch.equal(slots[1], co.kwonly_fixed(x, 5))

@@ -207,6 +207,12 @@ class AOTIRunner:
         """The flat call: input tensors in, output tensors out (no pytree)."""
         return list(self._impl(*inputs))
 
+    def run_flat_with(self, call_function: Any, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """`run_flat` with a Python proxy executor: the compiled wrapper calls
+        `call_function(index, int_args, tensor_args)` (e.g. `es.ProxyExecutor(...).call_function`) with
+        the arrays it passes, output slots as None, and reads back what it stores into them."""
+        return list(self._impl.run_with_python(call_function, *inputs))
+
     def close(self) -> None:
         """Unload the model (and remove any files it still had)."""
         self._impl = None

@@ -11,6 +11,9 @@
 * when the node records the op schema it was exported against (`metadata["externspec.op_schema"]`),
   types and omitted defaults are also compared with it, so a retyped argument or a changed default
   is named with both schemas' views;
+* in a torch-written file (no `schema_version`), a kwarg-only argument the file omits is laid out as
+  its schema default written out, because torch 2.13's wrapper passes that default in the arrays;
+  a versioned (externspec-written) file is strict: an omitted argument takes no slot;
 * a per-node call plan is precomputed: static values decoded, and for each dynamic argument the
   fixed array offset it reads.
 
@@ -111,7 +114,8 @@ class ProxyExecutor:
         self.spec = spec
         _check_unique_names(spec)
         cache = _Facts()
-        self.plans = [_plan(i, n, cache) for i, n in enumerate(spec.nodes)]
+        torch_written = spec.schema_version is None
+        self.plans = [_plan(i, n, cache, torch_written) for i, n in enumerate(spec.nodes)]
 
     def __len__(self) -> int:
         return len(self.plans)
@@ -306,7 +310,7 @@ class _Facts:
         return facts
 
 
-def _plan(index: int, node: ExternKernelNode, cache: _Facts) -> CallPlan:
+def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool) -> CallPlan:
     label = _label(index, node)
     target = node.node.target
     if target == "call_torchbind":
@@ -353,9 +357,12 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts) -> CallPlan:
         arg = given.get(p.name)
         if arg is None:
             _check_omitted(label, p, exported_args.get(p.name))
-            if not p.kwarg_only and keyword_from is None:
-                keyword_from = i
-            continue
+            if torch_written and p.kwarg_only:
+                arg = _passed_default(label, p)  # torch's wrapper passes it: read it like a given one
+            else:
+                if not p.kwarg_only and keyword_from is None:
+                    keyword_from = i
+                continue
         _check_member(label, p, arg, exported_args.get(p.name))
         key: Any = len(pos) if positional else p.name
         value, fill, n_tensors, n_ints = _static_or_fill(label, p, at, arg, positional, key, n_tensors, n_ints,
@@ -395,6 +402,18 @@ def _check_omitted(label: str, p: _Param, exported: _Param | None) -> None:
             raise SpecMismatchError(
                 f"{label}: argument `{p.name}` was omitted as equal to its default `{before}` "
                 f"(type `{exported.at}`) at export, but the runtime default is `{now}` (type `{p.at}`)")
+
+
+def _passed_default(label: str, p: _Param) -> Argument:
+    """The Argument torch 2.13's wrapper passes for kwarg-only `p`, omitted from its file: the schema
+    default, laid out in the arrays as a written argument (docs/torch-compat.md, "Omitted kwarg-only
+    defaults")."""
+    if p.default_arg is None:
+        raise SpecMismatchError(
+            f"{label}: kwarg-only argument `{p.name}` (type `{p.at}`) is omitted from this torch-written file, so "
+            f"torch's wrapper passes its default `{p.default_value!r}` in the arrays, and that default has no "
+            "layout in the extern-kernel ABI")
+    return p.default_arg
 
 
 def _check_member(label: str, p: _Param, arg: Argument, exported: _Param | None) -> None:

@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
@@ -26,16 +26,17 @@ REPO = Path(__file__).resolve().parents[2]
 CACHE = cache_dir() / "artifacts"
 
 
-def _key() -> str:
+def _key(key_files: Sequence[Path] = ()) -> str:
     h = hashlib.sha256(torch.__version__.encode())
-    for module in (__file__, artifact_ops.__file__):
+    for module in (__file__, artifact_ops.__file__, *key_files):
         h.update(Path(module).read_bytes())
     return h.hexdigest()[:16]
 
 
-def _cached(name: str, build: Callable[[Path], None]) -> Path:
-    """Build `name` into the cache once (atomically: a crash leaves no half-written file)."""
-    path = CACHE / _key() / name
+def _cached(name: str, build: Callable[[Path], None], key_files: Sequence[Path] = ()) -> Path:
+    """Build `name` into the cache once (atomically: a crash leaves no half-written file). The key
+    covers this file, the ops module and `key_files` (the module defining what `build` makes)."""
+    path = CACHE / _key(key_files) / name
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=path.parent) as tmp:

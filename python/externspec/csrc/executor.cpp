@@ -307,7 +307,18 @@ void plan_outputs(const std::string& label, const c10::FunctionSchema& schema,
   plan.num_ints = plan.num_input_ints + static_cast<std::int64_t>(int_returns.size());
 }
 
-NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects) {
+// torch 2.13's wrapper passes the schema default of a kwarg-only argument its file omits (see
+// runtime.py `_passed_default` and docs/torch-compat.md): the default as the exporter writes it. Only
+// int-valued defaults take slots; any other default is static, so it stays in the plan's stack.
+std::optional<Argument> passed_default(const c10::Argument& p, const ArgType& at) {
+  const c10::IValue& d = *p.default_value();
+  bool int_base = at.base == "int" || at.base == "SymInt" || at.base == "Scalar";
+  if (int_base && !at.is_list && d.isInt()) return Argument::make_as_int(d.toInt());
+  if (int_base && at.is_list && d.isIntList()) return Argument::make_as_ints(d.toIntVector());
+  return std::nullopt;
+}
+
+NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects, bool torch_written) {
   const Node& node = ekn.node;
   std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
   if (node.target == "call_torchbind")
@@ -377,10 +388,15 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
     const c10::Argument& p = params[i];
     ArgType at = arg_type(p.real_type());
     const Argument* arg = given[i];
+    std::optional<Argument> passed;
     if (arg == nullptr) {
       check_omitted(label, p, at, exported_arg(p.name()));
-      plan.stack.push_back(*p.default_value());
-      continue;
+      if (torch_written && p.kwarg_only()) passed = passed_default(p, at);
+      if (!passed) {
+        plan.stack.push_back(*p.default_value());
+        continue;
+      }
+      arg = &*passed;
     }
     check_member(label, p, at, *arg, exported_arg(p.name()));
     plan.stack.push_back(static_or_fill(label, p, at, *arg, static_cast<std::uint32_t>(i),
@@ -493,7 +509,9 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
     : custom_objects_(std::move(custom_objects)) {
   ExternKernelNodes spec = decode<ExternKernelNodes>(json);
   plans_.reserve(spec.nodes.size());
-  for (std::size_t i = 0; i < spec.nodes.size(); ++i) plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_));
+  bool torch_written = !spec.schema_version.has_value();
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i)
+    plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written));
 }
 
 std::exception_ptr ProxyExecutor::take_last_error() {

@@ -11,6 +11,7 @@
 #include <torch/headeronly/version.h>
 
 #include <chrono>
+#include <stdexcept>
 
 #include <externspec/torch/aoti_runner.h>
 #include <externspec/torch/errors.h>
@@ -88,20 +89,97 @@ py::list wrap(std::vector<at::Tensor> ts) {
 }
 
 // Reference for benchmarks: node `index`'s prepared stack through a bare callBoxed loop, with the
-// tensor slots filled in order and no checks (what any executor must at least do).
-double bench_callboxed(const ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations) {
+// tensor and int slots filled in order and no checks (what any executor must at least do). Nodes
+// with list arguments are not supported here.
+double bench_callboxed(const ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations,
+                       const std::vector<int64_t>& ints) {
   const auto& plan = ex.plan(index);
   std::vector<at::Tensor> ts;
   for (std::size_t k = 0; k < static_cast<std::size_t>(plan.num_input_tensors); ++k)
     ts.push_back(tensor_of(tensors[k], "tensors", k));
+  for (const auto& f : plan.fills)
+    if (f.kind != externspec::FillKind::Tensor && !(f.kind == externspec::FillKind::Int && f.start < ints.size()))
+      throw std::invalid_argument(plan.label + ": bench_callboxed fills only single tensor and int slots");
   py::gil_scoped_release release;
   auto start = std::chrono::steady_clock::now();
   for (std::size_t it = 0; it < iterations; ++it) {
     std::vector<c10::IValue> stack(plan.stack);
-    for (const auto& f : plan.fills) stack[f.stack_index] = ts[f.start];
+    for (const auto& f : plan.fills)
+      stack[f.stack_index] = f.kind == externspec::FillKind::Int ? c10::IValue(ints[f.start]) : c10::IValue(ts[f.start]);
     plan.op.callBoxed(stack);
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The executor's side of that comparison: `call_function` on the same arrays in a C++ loop.
+double bench_call_function(ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations,
+                           std::vector<int64_t> ints) {
+  const auto& plan = ex.plan(index);
+  std::vector<at::Tensor> slots(static_cast<std::size_t>(plan.num_tensors));
+  for (std::size_t k = 0; k < static_cast<std::size_t>(plan.num_input_tensors); ++k)
+    slots[k] = tensor_of(tensors[k], "tensors", k);
+  std::vector<AtenTensorHandle> handles(slots.size());
+  for (std::size_t k = 0; k < slots.size(); ++k) handles[k] = reinterpret_cast<AtenTensorHandle>(&slots[k]);
+  py::gil_scoped_release release;
+  auto start = std::chrono::steady_clock::now();
+  for (std::size_t it = 0; it < iterations; ++it)
+    ex.call_function(static_cast<int>(index), static_cast<int>(ints.size()), ints.data(),
+                     static_cast<int>(handles.size()), handles.data());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A proxy executor that hands each call to a Python `call_function(index, int_args, tensor_args)`
+// (es.ProxyExecutor's): the compiled wrapper then drives the Python executor with exactly the
+// arrays it passes, dynamic sizes included. Output slots arrive as None; whatever the callee
+// stores into a slot is written back to the wrapper's handle.
+class PythonExecutor : public torch::aot_inductor::ProxyExecutor {
+ public:
+  explicit PythonExecutor(py::object call) : call_(std::move(call)) {}
+
+  void call_function(int index, int num_ints, int64_t* ints, int num_tensors, AtenTensorHandle* tensors) override {
+    py::gil_scoped_acquire gil;
+    try {
+      py::list int_args;
+      for (int k = 0; k < num_ints; ++k) int_args.append(ints[k]);
+      py::list tensor_args;
+      for (int k = 0; k < num_tensors; ++k) {
+        const auto* t = reinterpret_cast<const at::Tensor*>(tensors[k]);
+        if (t != nullptr && t->defined()) tensor_args.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(*t)));
+        else tensor_args.append(py::none());
+      }
+      call_(index, int_args, tensor_args);
+      for (int k = 0; k < num_tensors; ++k) {
+        auto* slot = reinterpret_cast<at::Tensor*>(tensors[k]);
+        py::object v = tensor_args[static_cast<std::size_t>(k)];
+        if (slot == nullptr || v.is_none()) continue;
+        at::Tensor t = tensor_of(v, "tensor_args", static_cast<std::size_t>(k));
+        if (!slot->is_same(t)) *slot = std::move(t);
+      }
+    } catch (py::error_already_set& e) {
+      error_ = std::make_unique<py::error_already_set>(std::move(e));
+      throw std::runtime_error("the Python executor raised");
+    }
+  }
+
+  // The Python exception of the failed call, if any (raised again in the caller's frame).
+  std::unique_ptr<py::error_already_set> error_;
+
+ private:
+  py::object call_;
+};
+
+py::list run_with_python(AOTIRunner& r, py::object call, py::args args) {
+  auto inputs = tensors_of(args);
+  PythonExecutor executor(std::move(call));
+  std::vector<at::Tensor> out;
+  try {
+    py::gil_scoped_release release;
+    out = r.run_with(inputs, &executor);
+  } catch (const std::exception&) {
+    if (executor.error_) throw std::move(*executor.error_);
+    throw;
+  }
+  return wrap(std::move(out));
 }
 
 void raise_as(const py::object& cls, const char* message) {
@@ -185,6 +263,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         }
         return wrap(std::move(out));
       })
+      .def("run_with_python", &run_with_python, py::arg("call_function"))
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
       .def_property_readonly("in_spec", &AOTIRunner::in_spec)
@@ -192,5 +271,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("metadata", &AOTIRunner::metadata);
 
   m.def("bench_callboxed", &bench_callboxed, py::arg("executor"), py::arg("index"), py::arg("tensors"),
-        py::arg("iterations"));
+        py::arg("iterations"), py::arg("ints") = std::vector<int64_t>{});
+  m.def("bench_call_function", &bench_call_function, py::arg("executor"), py::arg("index"), py::arg("tensors"),
+        py::arg("iterations"), py::arg("ints") = std::vector<int64_t>{});
 }
