@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.executors import Executor
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true",
@@ -24,3 +26,9 @@ def make_executor(request: pytest.FixtureRequest) -> Any:
     import externspec as es
 
     return es.ProxyExecutor if request.param == "python" else es.cpp.ProxyExecutor
+
+
+@pytest.fixture(params=["python", pytest.param("cpp", marks=pytest.mark.slow)])
+def executor(request: pytest.FixtureRequest) -> Executor:
+    """Each executor test body runs over es.ProxyExecutor and es.cpp.ProxyExecutor (slow: builds C++)."""
+    return Executor(request.param)

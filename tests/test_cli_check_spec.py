@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,19 @@ def test_mismatched_spec_exits_1_with_the_error(tmp_path: Path, capsys: pytest.C
     path.write_text(json.dumps(doc))
     assert main(["check-spec", str(path)]) == 1
     assert "argument `split_size` is `as_float` in the spec" in capsys.readouterr().out
+
+
+def test_deeply_nested_op_schema_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """A 10 KB op_schema of nested parentheses overflowed the C stack in torch's schema parser (the
+    command died with SIGSEGV); run in a subprocess so that a regression fails instead of killing pytest."""
+    path = write_spec(tmp_path)
+    doc = json.loads(path.read_text())
+    nested = "f(" + "(" * 5000 + "Tensor" + ")" * 5000 + " a) -> ()"
+    doc["nodes"][0]["node"]["metadata"]["externspec.op_schema"] = nested
+    path.write_text(json.dumps(doc))
+    run = subprocess.run([sys.executable, "-m", "externspec", "check-spec", str(path)], capture_output=True, text=True)
+    assert run.returncode == 1, run
+    assert "metadata `externspec.op_schema` nests 5001 levels deep (the limit is 32)" in run.stdout
 
 
 def test_custom_ops_module_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -258,9 +258,9 @@ def test_missing_input_tensor_is_a_call_error_not_a_crash(spec_and_sites) -> Non
     spec, sites = spec_and_sites
     tensors = list(sites[0].tensor_args)
     tensors[0] = None
-    with pytest.raises(es.CallError, match=r"tensor slot 0 \(argument `x`\) is an undefined tensor"):
+    with pytest.raises(es.CallError, match=r"tensor_args\[0\] \(argument `x`\) should be a Tensor, got NoneType"):
         es.cpp.ProxyExecutor(spec).call_function(0, sites[0].int_args, tensors)
-    with pytest.raises(TypeError, match=r"tensor_args\[0\] must be a Tensor, got str"):
+    with pytest.raises(es.CallError, match=r"tensor_args\[0\] \(argument `x`\) should be a Tensor, got str"):
         es.cpp.ProxyExecutor(spec).call_function(0, sites[0].int_args, ["x", None])
 
 

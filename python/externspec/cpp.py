@@ -26,13 +26,14 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import torch
 
+from . import op_policy
 from ._cache import cache_dir
 from ._generated.models import ExternKernelNodes
 from .cpp_include import get_include
@@ -60,7 +61,8 @@ _module: ModuleType | None = None
 
 def _source_hash(extra_cflags: Sequence[str]) -> str:
     h = hashlib.sha256()
-    for path in sorted([*CSRC.glob("*.h"), *CSRC.glob("*.cpp"), *(INCLUDE / "externspec").rglob("*.h")]):
+    for path in sorted([*CSRC.glob("*.h"), *CSRC.glob("*.cpp"), *(INCLUDE / "externspec").rglob("*.h"),
+                        *(INCLUDE / "externspec").rglob("*.def")]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     h.update(repr((CFLAGS, tuple(extra_cflags), torch.__version__, sys.version_info[:3])).encode())
@@ -148,13 +150,15 @@ class ProxyExecutor:
     """The C++ executor: `es.ProxyExecutor`'s interface and rules, calls through `callBoxed`.
 
     `custom_objects` maps the names a spec's `as_custom_obj` arguments use to torchbind objects
-    (`torch.ScriptObject`); every name a node uses must be given at load."""
+    (`torch.ScriptObject`); every name a node uses must be given at load. `allow_ops` as for
+    `es.ProxyExecutor`: denied ops this spec may use anyway."""
 
     def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str],
-                 custom_objects: dict[str, Any] | None = None):
+                 custom_objects: dict[str, Any] | None = None, allow_ops: Iterable[str] = ()):
+        allowed = op_policy.check_allow_ops(allow_ops)
         text, source = _spec_json(spec)
         try:
-            self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}))
+            self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}), list(allowed))
         except DecodeError as exc:
             raise _with_source(exc, source) from None
         except VersionError as exc:

@@ -24,16 +24,16 @@ tensor into its slot, and checks int returns and list-return lengths against the
 
 from __future__ import annotations
 
-import numbers
+import operator
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import torch
 
-from . import torch_types
+from . import op_policy, torch_types
 from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes
 from .abi import ENUM_BASES, ArgType, accepts, arg_type
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
@@ -49,20 +49,20 @@ _OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_NONE, _OUT_INT = range(5)
 
 
 def resolve_op(target: str) -> torch._ops.OpOverload:
-    """`ns::op` or `ns::op.overload` -> the registered OpOverload (LookupError if not registered).
+    """`ns::op` or `ns::op.overload` -> the dispatcher op's OpOverload (LookupError if not registered).
 
     Only registry lookups: the names are checked to be identifiers (not dunders, so no attribute of
     torch.ops itself is reached) first, and the dispatcher's registry is asked before torch.ops, so
-    a spec naming unregistered namespaces cannot make torch.ops create objects for them. Nothing is
-    imported or called."""
+    a spec naming unregistered namespaces cannot make torch.ops create objects for them, and
+    TorchScript-interpreter-only ops (`prim::*`, `aten::manual_seed`, which torch.ops also finds)
+    are not reached. Nothing is imported or called."""
     ns, sep, rest = target.partition("::")
     name, _, overload = rest.partition(".")
     overload = overload or "default"
     if not sep or not all(_IDENT.match(p) and not p.startswith("__") for p in (ns, name, overload)):
         raise LookupError(f"`{target}` is not of the form ns::op or ns::op.overload")
     try:
-        if torch._C._jit_get_operation(f"{ns}::{name}")[0] is None:
-            raise AttributeError(target)
+        torch._C._dispatch_find_schema_or_throw(f"{ns}::{name}", "" if overload == "default" else overload)
         packet = getattr(getattr(torch.ops, ns), name)
         op = getattr(packet, overload)
     except (AttributeError, RuntimeError):
@@ -93,6 +93,7 @@ class CallPlan:
     pos: list[Any]
     kwargs: dict[str, Any]
     fills: tuple[_Fill, ...]
+    fill_names: tuple[str, ...]  # the argument each fill reads, for error messages
     num_ints: int
     num_tensors: int
     num_input_tensors: int
@@ -104,9 +105,14 @@ class CallPlan:
 
 class ProxyExecutor:
     """Loads an extern-kernel spec and runs node `index` from the flat arrays (AOTInductor's
-    `call_function` convention: tensor_args = dynamic tensor inputs, then one slot per output)."""
+    `call_function` convention: tensor_args = dynamic tensor inputs, then one slot per output).
 
-    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str]):
+    Only dispatcher ops are callable, and not those the op policy denies (externspec.op_policy:
+    files, other processes, process-wide state); `allow_ops` names denied ops (`ns::name`,
+    `ns::name.overload` or `ns::*`) this spec may use anyway."""
+
+    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str], allow_ops: Iterable[str] = ()):
+        allowed = op_policy.check_allow_ops(allow_ops)
         if isinstance(spec, (str, os.PathLike)):
             spec = load(spec, ExternKernelNodes)
         if not isinstance(spec, ExternKernelNodes):
@@ -115,7 +121,7 @@ class ProxyExecutor:
         _check_unique_names(spec)
         cache = _Facts()
         torch_written = spec.schema_version is None
-        self.plans = [_plan(i, n, cache, torch_written) for i, n in enumerate(spec.nodes)]
+        self.plans = [_plan(i, n, cache, torch_written, allowed) for i, n in enumerate(spec.nodes)]
 
     def __len__(self) -> int:
         return len(self.plans)
@@ -141,31 +147,52 @@ class ProxyExecutor:
         try:  # free when nothing is raised (3.11 zero-cost exceptions)
             pos = plan.pos[:]
             kwargs = plan.kwargs.copy() if plan.kwargs else None
+            # Exact-type checks are the fast path; anything else (a subclass, a numpy int, or the
+            # wrong kind) is judged by _check_elements, which raises a CallError naming the slot.
             for positional, key, kind, start, stop, pattern in plan.fills:
                 if kind == _TENSOR:
                     value: Any = tensor_args[start]
+                    if type(value) is not torch.Tensor:
+                        _check_elements(plan, int_args, tensor_args)
                 elif kind == _INT:
                     value = int_args[start]
-                elif kind == _TENSORS:
-                    value = list(tensor_args[start:stop])
+                    if type(value) is not int:
+                        _check_elements(plan, int_args, tensor_args)
+                elif kind in (_TENSORS, _OPT_TENSORS):
+                    items = tensor_args[start:stop]
+                    for t in items:
+                        if type(t) is not torch.Tensor:
+                            _check_elements(plan, int_args, tensor_args)
+                    if kind == _TENSORS:
+                        value = items
+                    else:
+                        it = iter(items)
+                        value = [next(it) if present else None for present in pattern]
                 elif kind == _INTS:
-                    value = list(int_args[start:stop])
-                elif kind == _OPT_TENSORS:
-                    it = iter(tensor_args[start:stop])
-                    value = [next(it) if present else None for present in pattern]
+                    value = int_args[start:stop]
+                    if not isinstance(value, list):
+                        value = list(value)
+                    for v in value:
+                        if type(v) is not int:
+                            _check_elements(plan, int_args, tensor_args)
                 else:  # _WRAPPED: back to a Python number, which the dispatcher wraps again
-                    value = tensor_args[start].item()
+                    value = tensor_args[start]
+                    if type(value) is not torch.Tensor:
+                        _check_elements(plan, int_args, tensor_args)
+                    value = value.item()
                 if positional:
                     pos[key] = value
                 else:
                     kwargs[key] = value  # type: ignore[index]
             result = plan.call(*pos, **kwargs) if kwargs is not None else plan.call(*pos)
         except Exception as exc:
-            if isinstance(exc, (TypeError, RuntimeError, AttributeError)):
-                # Off the fast path: name the slot whose element has the wrong kind, if that is the cause.
-                wrong = _wrong_element(plan, int_args, tensor_args)
-                if wrong is not None:
-                    raise CallError(f"{plan.label}: {wrong}") from exc
+            if isinstance(exc, CallError):
+                raise
+            # Off the fast path: name the slot whose element has the wrong kind, if that is the cause
+            # (a 5000-digit int reaches the kernel as an int and fails there with a ValueError).
+            wrong = _wrong_element(plan, int_args, tensor_args)
+            if wrong is not None:
+                raise CallError(f"{plan.label}: {wrong}") from exc
             exc.add_note(f"externspec: raised by the kernel of {plan.label}")  # the kernel's own error, as is
             raise
         slot = plan.single_tensor_slot
@@ -189,20 +216,38 @@ def _check_unique_names(spec: ExternKernelNodes) -> None:
 
 
 def _wrong_element(plan: CallPlan, int_args: Sequence[int], tensor_args: list[Any]) -> str | None:
-    """The first input slot holding the wrong kind of value (a tensor slot without a tensor, an int
-    slot without an int), or None when every element has the kind the plan reads."""
-    for _, key, kind, start, stop, _pattern in plan.fills:
-        arg = f"argument {key}" if isinstance(key, int) else f"argument `{key}`"
-        if kind in (_TENSOR, _TENSORS, _OPT_TENSORS, _WRAPPED):
-            for k in range(start, stop):
-                if not isinstance(tensor_args[k], torch.Tensor):
-                    return (f"tensor_args[{k}] ({arg}) should be a Tensor, got {type(tensor_args[k]).__name__}")
-        else:
-            for k in range(start, stop):
-                v = int_args[k]
-                if isinstance(v, bool) or not isinstance(v, (numbers.Integral, torch.SymInt)):
-                    return f"int_args[{k}] ({arg}) should be an int, got {type(v).__name__}"
+    """The first slot holding the wrong kind of value, or None when every element has the kind the
+    plan reads. A tensor slot takes a Tensor (not a number the dispatcher would wrap); an int slot
+    takes an int in int64 range (anything with __index__, not a bool or a float). The C++ binding
+    (csrc/module.cpp) applies the same rule with the same words."""
+    for (_, _, kind, start, stop, _pattern), name in zip(plan.fills, plan.fill_names, strict=True):
+        for k in range(start, stop):
+            if kind in (_TENSOR, _TENSORS, _OPT_TENSORS, _WRAPPED):
+                t = tensor_args[k]
+                if not isinstance(t, torch.Tensor):
+                    return f"tensor_args[{k}] (argument `{name}`) should be a Tensor, got {type(t).__name__}"
+            elif (wrong := _not_an_int64(int_args[k])) is not None:
+                return f"int_args[{k}] (argument `{name}`) {wrong}"
+    for i, (kind, slot, _) in enumerate(plan.outputs):
+        if kind == _OUT_INT and (wrong := _not_an_int64(int_args[slot])) is not None:
+            return f"int_args[{slot}] (int return {i}) {wrong}"
     return None
+
+
+def _not_an_int64(v: Any) -> str | None:
+    try:
+        i = None if isinstance(v, bool) else operator.index(v)
+    except TypeError:
+        i = None
+    if i is None:
+        return f"should be an int, got {type(v).__name__}"
+    return None if -(2**63) <= i < 2**63 else "does not fit in int64"
+
+
+def _check_elements(plan: CallPlan, int_args: Sequence[int], tensor_args: list[Any]) -> None:
+    wrong = _wrong_element(plan, int_args, tensor_args)
+    if wrong is not None:
+        raise CallError(f"{plan.label}: {wrong}")
 
 
 def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_args: list[Any]) -> None:
@@ -224,7 +269,8 @@ def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_
                     f"the op returned {'None' if r is None else 'a Tensor'}")
             if extra:
                 tensor_args[slot] = r
-        elif kind == _OUT_INT and r != int_args[slot]:
+        elif kind == _OUT_INT and (type(int_args[slot]) is not int or r != int_args[slot]):
+            _check_elements(plan, int_args, tensor_args)
             raise CallError(
                 f"{plan.label}: int return {i} is {r}, but the caller expects {int_args[slot]} "
                 f"(int_args[{slot}]); the compiled code specialized on that value")
@@ -303,6 +349,7 @@ class _Facts:
             return None
         facts = self.exported.get(text)
         if facts is None:
+            op_policy.check_op_schema_text(label, OP_SCHEMA_KEY, text)
             try:
                 facts = self.exported[text] = _facts(torch._C.parse_schema(text))
             except RuntimeError as exc:
@@ -310,7 +357,8 @@ class _Facts:
         return facts
 
 
-def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool) -> CallPlan:
+def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
+          allow_ops: tuple[str, ...]) -> CallPlan:
     label = _label(index, node)
     target = node.node.target
     if target == "call_torchbind":
@@ -321,6 +369,10 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
         hint = (" (a torch.library.custom_op: define it in Python before loading)"
                 if node.node.metadata.get("torch_library_custom_op") == "1" else "")
         raise SpecMismatchError(f"{label}: {exc}{hint}") from None
+    qualified = f"{op._schema.name}.{op._overloadname}"
+    reason = op_policy.denial(qualified, allow_ops)
+    if reason is not None:
+        raise SpecMismatchError(op_policy.denied_message(label, qualified, reason))
     exported = cache.export_schema(label, node)
     exported_args = exported.by_name if exported is not None else {}
 
@@ -343,12 +395,14 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
                 f"the op schema; the flat arrays are laid out in schema order, so this spec is ambiguous")
         last = position[name]
         given[name] = named.arg
+    _check_guards(label, qualified, schema, given)
 
     wrapped = set(filter(None, node.node.metadata.get(WRAPPED_NUMBERS_KEY, "").split(",")))
     pos: list[Any] = []
     pos_default: list[bool] = []
     kwargs: dict[str, Any] = {}
     fills: list[_Fill] = []
+    fill_names: list[str] = []
     n_tensors = n_ints = 0
     keyword_from = None  # once an argument is omitted, later positional ones go by keyword
     for i, p in enumerate(params):
@@ -370,6 +424,7 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
         is_default = fill is None and p.default_arg is not None and _same(arg, p.default_arg)
         if fill is not None:
             fills.append(fill)
+            fill_names.append(p.name)
         if positional:
             pos.append(value)
             pos_default.append(is_default)
@@ -382,12 +437,32 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
 
     outputs, n_out_tensors, out_ints = _plan_outputs(label, schema, exported, node, n_tensors, n_ints)
     return CallPlan(
-        op=op, call=op._op, label=label, pos=pos, kwargs=kwargs, fills=tuple(fills),
+        op=op, call=op._op, label=label, pos=pos, kwargs=kwargs, fills=tuple(fills), fill_names=tuple(fill_names),
         num_ints=n_ints + len(out_ints), num_tensors=n_tensors + n_out_tensors,
         num_input_tensors=n_tensors, num_input_ints=n_ints, outputs=tuple(outputs),
         single_return=len(schema.returns) == 1,
         single_tensor_slot=outputs[0][1] if len(outputs) == 1 and outputs[0][0] == _OUT_TENSOR else -1,
     )
+
+
+def _check_guards(label: str, qualified: str, schema: _SchemaFacts, given: dict[str, Argument]) -> None:
+    """Refuse static arguments the op policy knows crash the kernel (an omitted one is its default)."""
+    for guard in op_policy.policy().guards:
+        if not op_policy.matches(guard.op, qualified):
+            continue
+        if all(_static_is(given.get(name), schema.by_name.get(name), value) for name, value in guard.conditions):
+            said = " and ".join(f"`{name}` is {value}" for name, value in guard.conditions)
+            raise SpecMismatchError(f"{label}: refused by the executor's op policy: {said} (the kernel {guard.reason})")
+
+
+def _static_is(arg: Argument | None, p: _Param | None, value: str) -> bool:
+    if p is None:
+        return False
+    if arg is None:
+        return p.has_default and repr(p.default_value) == value
+    if value == "None":
+        return arg.type == "as_none"
+    return arg.type == "as_bool" and repr(arg.value) == value
 
 
 def _check_omitted(label: str, p: _Param, exported: _Param | None) -> None:

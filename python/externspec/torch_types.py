@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from . import op_policy
 from ._generated.models import Device, Layout, MemoryFormat, ScalarType
 from .errors import UnsupportedError
 
@@ -117,6 +118,11 @@ def device_from_torch(device: torch.device | str) -> Device:
 
 
 def torch_device(value: Device) -> torch.device:
+    top = op_policy.policy().limits["device_index_max"]
+    if value.index is not None and not 0 <= value.index <= top:
+        # c10's DeviceIndex is int8: torch.device("cuda", 257) would silently be cuda:1.
+        raise UnsupportedError(f"device {value.type!r}:{value.index} is not a torch device: the index must be "
+                               f"0..{top} (c10's DeviceIndex)")
     try:
         return torch.device(value.type) if value.index is None else torch.device(value.type, value.index)
     except (RuntimeError, ValueError) as exc:

@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -67,7 +68,24 @@ c10::ScalarType to_c10(ScalarType value) { return by_name(value, kScalarTypes, "
 c10::Layout to_c10(Layout value) { return by_name(value, kLayouts, "Layout", "layout"); }
 c10::MemoryFormat to_c10(MemoryFormat value) { return by_name(value, kMemoryFormats, "MemoryFormat", "memory format"); }
 
+#define ES_DENY(pattern, reason)
+#define ES_GUARD(op, arg, value, arg2, value2, reason)
+#define ES_REVIEWED(pattern, reason)
+#define ES_LIMIT(name, value) constexpr std::int64_t limit_##name = value;
+#include <externspec/torch/op_policy.def>
+#undef ES_DENY
+#undef ES_GUARD
+#undef ES_REVIEWED
+#undef ES_LIMIT
+static_assert(limit_device_index_max == std::numeric_limits<c10::DeviceIndex>::max(),
+              "op_policy.def's device_index_max must be c10's DeviceIndex maximum");
+
 c10::Device to_c10(const Device& value) {
+  // c10's DeviceIndex is int8: a larger index would wrap (257 is device 1).
+  if (value.index && (*value.index < 0 || *value.index > limit_device_index_max))
+    throw UnsupportedError("device '" + value.type + "':" + std::to_string(*value.index) +
+                           " is not a torch device: the index must be 0.." + std::to_string(limit_device_index_max) +
+                           " (c10's DeviceIndex)");
   std::string text = value.type;
   if (value.index) text += ":" + std::to_string(*value.index);
   try {

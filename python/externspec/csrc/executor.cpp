@@ -23,6 +23,48 @@ constexpr std::string_view kCustomOpKey = "torch_library_custom_op";
 
 thread_local std::exception_ptr last_error;
 
+// The op policy (include/externspec/torch/op_policy.def, which externspec/op_policy.py reads too).
+struct Denied {
+  std::string_view pattern, reason;
+};
+struct Guard {
+  std::string_view op, arg, value, arg2, value2, reason;
+};
+#define ES_REVIEWED(pattern, reason)
+#define ES_LIMIT(name, value) constexpr std::size_t limit_##name = value;
+#define ES_DENY(pattern, reason)
+#define ES_GUARD(op, arg, value, arg2, value2, reason)
+#include <externspec/torch/op_policy.def>
+#undef ES_LIMIT
+#define ES_LIMIT(name, value)
+#undef ES_DENY
+#define ES_DENY(pattern, reason) Denied{pattern, reason},
+constexpr Denied kDenied[] = {
+#include <externspec/torch/op_policy.def>
+};
+#undef ES_DENY
+#define ES_DENY(pattern, reason)
+#undef ES_GUARD
+#define ES_GUARD(op, arg, value, arg2, value2, reason) Guard{op, arg, value, arg2, value2, reason},
+constexpr Guard kGuards[] = {
+#include <externspec/torch/op_policy.def>
+};
+#undef ES_GUARD
+#undef ES_DENY
+#undef ES_LIMIT
+#undef ES_REVIEWED
+
+// Does a deny/allow pattern (`ns::*`, `ns::name`, `ns::name.overload`) cover `ns::name.overload`?
+bool matches(std::string_view pattern, std::string_view qualified) {
+  auto sep = qualified.find("::");
+  auto dot = qualified.find('.', sep);
+  if (pattern.size() == sep + 3 && pattern.substr(0, sep + 2) == qualified.substr(0, sep + 2) &&
+      pattern.substr(sep + 2) == "*")
+    return true;
+  if (pattern.find('.') != std::string_view::npos) return pattern == qualified;
+  return pattern == qualified.substr(0, dot);
+}
+
 template <class T>
 std::string str_of(const T& value) {
   std::ostringstream out;
@@ -63,6 +105,45 @@ c10::OperatorHandle resolve_op(const std::string& label, const std::string& targ
                             "` is registered (load the library that defines it first)" + hint);
   }
   return *handle;
+}
+
+bool is_allow_pattern(std::string_view s) {
+  auto sep = s.find("::");
+  if (sep == std::string_view::npos || !is_identifier(s.substr(0, sep))) return false;
+  auto rest = s.substr(sep + 2);
+  if (rest == "*") return true;
+  auto dot = rest.find('.');
+  if (dot == std::string_view::npos) return is_identifier(rest);
+  return is_identifier(rest.substr(0, dot)) && is_identifier(rest.substr(dot + 1));
+}
+
+void check_policy(const std::string& label, const std::string& qualified, const std::vector<std::string>& allow_ops) {
+  for (const auto& d : kDenied) {
+    if (!matches(d.pattern, qualified)) continue;
+    bool allowed = false;
+    for (const auto& a : allow_ops) allowed = allowed || matches(a, qualified);
+    if (!allowed)
+      throw SpecMismatchError(label + ": op `" + qualified + "` is denied by the executor's op policy: it " +
+                              std::string(d.reason) + " (pass allow_ops=[\"" + qualified.substr(0, qualified.find('.')) +
+                              "\"] to allow it)");
+  }
+}
+
+// Bound `externspec.op_schema` before torch's recursive schema parser sees it.
+void check_op_schema_text(const std::string& label, std::string_view key, const std::string& text) {
+  if (text.size() > limit_op_schema_max_bytes)
+    throw SpecMismatchError(label + ": metadata `" + std::string(key) + "` is " + std::to_string(text.size()) +
+                            " bytes long (the limit is " + std::to_string(limit_op_schema_max_bytes) +
+                            "); it is not an op schema");
+  std::size_t depth = 0, deepest = 0;
+  for (char c : text) {
+    if (c == '(' || c == '[') deepest = std::max(deepest, ++depth);
+    else if ((c == ')' || c == ']') && depth > 0) --depth;
+  }
+  if (deepest > limit_op_schema_max_depth)
+    throw SpecMismatchError(label + ": metadata `" + std::string(key) + "` nests " + std::to_string(deepest) +
+                            " levels deep (the limit is " + std::to_string(limit_op_schema_max_depth) +
+                            "); it is not an op schema");
 }
 
 const std::string* metadata(const Node& node, std::string_view key) {
@@ -318,7 +399,38 @@ std::optional<Argument> passed_default(const c10::Argument& p, const ArgType& at
   return std::nullopt;
 }
 
-NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects, bool torch_written) {
+// An omitted argument counts as its default. `value` is None, False or True.
+bool static_is(const c10::Argument& p, const Argument* arg, std::string_view value) {
+  if (arg == nullptr) {
+    const auto& d = p.default_value();
+    if (!d) return false;
+    if (value == "None") return d->isNone();
+    return d->isBool() && d->toBool() == (value == "True");
+  }
+  if (value == "None") return arg->is_as_none();
+  return arg->is_as_bool() && arg->as_bool() == (value == "True");
+}
+
+// Refuse static arguments the op policy knows crash the kernel.
+void check_guards(const std::string& label, const std::string& qualified, const std::vector<c10::Argument>& params,
+                  const std::vector<const Argument*>& given) {
+  auto holds = [&](std::string_view name, std::string_view value) {
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (params[i].name() == name) return static_is(params[i], given[i], value);
+    return false;
+  };
+  for (const auto& g : kGuards) {
+    if (!matches(g.op, qualified)) continue;
+    if (!holds(g.arg, g.value) || (!g.arg2.empty() && !holds(g.arg2, g.value2))) continue;
+    std::string said = "`" + std::string(g.arg) + "` is " + std::string(g.value);
+    if (!g.arg2.empty()) said += " and `" + std::string(g.arg2) + "` is " + std::string(g.value2);
+    throw SpecMismatchError(label + ": refused by the executor's op policy: " + said + " (the kernel " +
+                            std::string(g.reason) + ")");
+  }
+}
+
+NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects,
+                   bool torch_written, const std::vector<std::string>& allow_ops) {
   const Node& node = ekn.node;
   std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
   if (node.target == "call_torchbind")
@@ -327,9 +439,13 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
   NodePlan plan(resolve_op(label, node.target, custom_op && *custom_op == "1"));
   plan.label = label;
   const c10::FunctionSchema& schema = plan.op.schema();
+  const std::string qualified =
+      schema.name() + "." + (schema.overload_name().empty() ? std::string("default") : schema.overload_name());
+  check_policy(label, qualified, allow_ops);
 
   std::optional<c10::FunctionSchema> exported;
   if (const std::string* text = metadata(node, kOpSchemaKey)) {
+    check_op_schema_text(label, kOpSchemaKey, *text);
     try {
       exported = torch::jit::parseSchema(*text);
     } catch (const std::exception& e) {
@@ -370,6 +486,7 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
     last = pos;
     given[it->second] = &named.arg;
   }
+  check_guards(label, qualified, params, given);
 
   std::unordered_set<std::string> wrapped;
   if (const std::string* text = metadata(node, kWrappedNumbersKey)) {
@@ -430,7 +547,7 @@ at::Tensor& output_slot(const NodePlan& plan, AtenTensorHandle* tensors, std::ui
 
 // Python's `type(r).__name__` for the kinds a return can wrongly be.
 std::string kind_of(const c10::IValue& v) {
-  if (v.isNone()) return "NoneType";
+  if (v.isNone() || (v.isTensor() && !v.toTensor().defined())) return "NoneType";
   if (v.isTensor()) return "Tensor";
   if (v.isList()) return "list";
   if (v.isInt()) return "int";
@@ -449,7 +566,8 @@ void store_outputs(const NodePlan& plan, std::vector<c10::IValue>& stack, const 
     c10::IValue& r = stack[i];
     switch (o.kind) {
       case OutKind::Tensor:
-        if (!r.isTensor())
+        // An undefined tensor is None to Python (and so to the Python executor).
+        if (!r.isTensor() || !r.toTensor().defined())
           throw CallError(plan.label + ": return " + std::to_string(i) + " should be a Tensor, the op returned " +
                           kind_of(r));
         output_slot(plan, tensors, o.slot, i) = std::move(r).toTensor();
@@ -466,7 +584,7 @@ void store_outputs(const NodePlan& plan, std::vector<c10::IValue>& stack, const 
         break;
       }
       case OutKind::OptTensor: {
-        bool none = r.isNone();
+        bool none = r.isNone() || (r.isTensor() && !r.toTensor().defined());
         if (none != (o.extra == 0))
           throw CallError(plan.label + ": return " + std::to_string(i) + " was " + (o.extra == 0 ? "None" : "a Tensor") +
                           " at export, the op returned " + (none ? "None" : "a Tensor"));
@@ -505,13 +623,35 @@ at::Tensor rewrap_number(const at::Tensor& t) {
 
 }  // namespace
 
-ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects)
+ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects, std::vector<std::string> allow_ops)
     : custom_objects_(std::move(custom_objects)) {
+  for (const auto& entry : allow_ops)
+    if (!is_allow_pattern(entry))
+      throw std::invalid_argument("allow_ops entry '" + entry +
+                                  "' is not of the form ns::name, ns::name.overload or ns::*");
   ExternKernelNodes spec = decode<ExternKernelNodes>(json);
+  // Node names are the buffers torch generated them for: a repeat means the spec was not written by
+  // one export, and errors naming that node would be ambiguous.
+  std::unordered_map<std::string_view, std::size_t> seen;
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    auto [it, fresh] = seen.emplace(spec.nodes[i].name, i);
+    if (!fresh)
+      throw SpecMismatchError("nodes " + std::to_string(it->second) + " and " + std::to_string(i) + " are both named `" +
+                              spec.nodes[i].name + "`; node names must be unique");
+  }
   plans_.reserve(spec.nodes.size());
   bool torch_written = !spec.schema_version.has_value();
   for (std::size_t i = 0; i < spec.nodes.size(); ++i)
-    plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written));
+    plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written, allow_ops));
+}
+
+void ProxyExecutor::check_lengths(const NodePlan& plan, std::int64_t num_ints, std::int64_t num_tensors) {
+  if (num_tensors != plan.num_tensors || num_ints != plan.num_ints)
+    throw CallError(plan.label + ": expected " + std::to_string(plan.num_input_tensors) + " input + " +
+                    std::to_string(plan.num_tensors - plan.num_input_tensors) + " output tensor slots and " +
+                    std::to_string(plan.num_input_ints) + " input + " +
+                    std::to_string(plan.num_ints - plan.num_input_ints) + " int-return slots, got " +
+                    std::to_string(num_tensors) + " tensors and " + std::to_string(num_ints) + " ints");
 }
 
 std::exception_ptr ProxyExecutor::take_last_error() {
@@ -535,12 +675,7 @@ void ProxyExecutor::run(int index, int num_ints, const int64_t* ints, int num_te
     throw CallError("extern node index " + std::to_string(index) + " out of range: the spec has " +
                     std::to_string(plans_.size()) + " nodes");
   const NodePlan& plan = plans_[static_cast<std::size_t>(index)];
-  if (num_tensors != plan.num_tensors || num_ints != plan.num_ints)
-    throw CallError(plan.label + ": expected " + std::to_string(plan.num_input_tensors) + " input + " +
-                    std::to_string(plan.num_tensors - plan.num_input_tensors) + " output tensor slots and " +
-                    std::to_string(plan.num_input_ints) + " input + " +
-                    std::to_string(plan.num_ints - plan.num_input_ints) + " int-return slots, got " +
-                    std::to_string(num_tensors) + " tensors and " + std::to_string(num_ints) + " ints");
+  check_lengths(plan, num_ints, num_tensors);
   if ((num_ints > 0 && ints == nullptr) || (num_tensors > 0 && tensors == nullptr))
     throw CallError(plan.label + ": null " + (num_ints > 0 && ints == nullptr ? "int" : "tensor") + " array");
 

@@ -45,7 +45,41 @@ CustomObjects custom_objects_of(const py::dict& objects) {
   return out;
 }
 
-void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py::list tensor_args) {
+std::string type_name(py::handle h) { return py::str(h.get_type().attr("__name__")); }
+
+// The argument (or int return) that array slot `k` feeds, for error messages.
+std::string slot_owner(const externspec::NodePlan& plan, bool tensor, std::size_t k) {
+  for (const auto& f : plan.fills) {
+    bool reads_tensors = f.kind != externspec::FillKind::Int && f.kind != externspec::FillKind::Ints &&
+                         f.kind != externspec::FillKind::ScalarInts;
+    if (reads_tensors == tensor && k >= f.start && k < f.start + f.count) return "argument `" + f.arg_name + "`";
+  }
+  for (std::size_t i = 0; i < plan.outputs.size(); ++i)
+    if (!tensor && plan.outputs[i].kind == externspec::OutKind::Int && plan.outputs[i].slot == k)
+      return "int return " + std::to_string(i);
+  return "slot";
+}
+
+// The rule of runtime.py's _wrong_element, in its words: an int slot takes an int in int64 range
+// (anything with __index__, not a bool or a float).
+int64_t int_slot(const externspec::NodePlan& plan, py::handle v, std::size_t k) {
+  auto wrong = [&](const std::string& what) {
+    return CallError(plan.label + ": int_args[" + std::to_string(k) + "] (" + slot_owner(plan, false, k) + ") " + what);
+  };
+  py::object number;
+  if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) throw wrong("should be an int, got " + type_name(v));
+  number = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!number) {
+    PyErr_Clear();
+    throw wrong("should be an int, got " + type_name(v));
+  }
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+  if (overflow) throw wrong("does not fit in int64");
+  return value;
+}
+
+void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py::handle tensor_arg) {
   long long i = 0;
   if (!PyLong_Check(index.ptr()) || PyBool_Check(index.ptr()))
     throw CallError("extern node index " + std::string(py::repr(index)) + " out of range: the spec has " +
@@ -55,22 +89,33 @@ void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py:
   if (overflow || i < 0 || static_cast<std::size_t>(i) >= ex.size())
     throw CallError("extern node index " + std::string(py::repr(index)) + " out of range: the spec has " +
                     std::to_string(ex.size()) + " nodes");
-  std::vector<int64_t> ints;
-  for (auto v : py::iter(int_args)) ints.push_back(py::cast<int64_t>(v));
+  const auto& plan = ex.plan(static_cast<std::size_t>(i));
+  if (!PyList_Check(tensor_arg.ptr()))
+    throw CallError(plan.label + ": tensor_args must be a list (output tensors are stored into it), got " +
+                    type_name(tensor_arg));
+  auto tensor_args = py::reinterpret_borrow<py::list>(tensor_arg);
+  py::sequence int_seq = py::reinterpret_borrow<py::sequence>(int_args);
   std::size_t n = tensor_args.size();
+  ProxyExecutor::check_lengths(plan, static_cast<std::int64_t>(int_seq.size()), static_cast<std::int64_t>(n));
+  std::vector<int64_t> ints(int_seq.size());
+  for (std::size_t k = 0; k < ints.size(); ++k) ints[k] = int_slot(plan, int_seq[k], k);
+  // Input slots must hold tensors; output slots are overwritten, whatever they hold.
   std::vector<at::Tensor> slots(n);
-  for (std::size_t k = 0; k < n; ++k)
-    if (!tensor_args[k].is_none()) slots[k] = tensor_of(tensor_args[k], "tensor_args", k);
+  for (std::size_t k = 0; k < static_cast<std::size_t>(plan.num_input_tensors); ++k) {
+    py::handle h = tensor_args[k];
+    if (!THPVariable_Check(h.ptr()))
+      throw CallError(plan.label + ": tensor_args[" + std::to_string(k) + "] (" + slot_owner(plan, true, k) +
+                      ") should be a Tensor, got " + type_name(h));
+    slots[k] = THPVariable_Unpack(h.ptr());
+  }
   std::vector<AtenTensorHandle> handles(n);
   for (std::size_t k = 0; k < n; ++k) handles[k] = reinterpret_cast<AtenTensorHandle>(&slots[k]);
-  if (ints.size() > INT32_MAX || n > INT32_MAX) throw CallError("array too long for the AOTInductor ABI");
   {
     py::gil_scoped_release release;
     ex.call_function(static_cast<int>(i), static_cast<int>(ints.size()), ints.data(), static_cast<int>(n),
                      handles.data());
   }
   // Output slots follow the inputs: store what the executor wrote into them.
-  const auto& plan = ex.plan(static_cast<std::size_t>(i));
   for (std::size_t k = static_cast<std::size_t>(plan.num_input_tensors); k < n; ++k)
     if (slots[k].defined()) tensor_args[k] = py::reinterpret_steal<py::object>(THPVariable_Wrap(slots[k]));
 }
@@ -227,12 +272,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   });
 
   py::class_<ProxyExecutor>(m, "ProxyExecutor")
-      .def(py::init([](const std::string& json, const py::dict& objects) {
+      .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops) {
              auto objs = custom_objects_of(objects);
              py::gil_scoped_release release;
-             return std::make_unique<ProxyExecutor>(json, std::move(objs));
+             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops));
            }),
-           py::arg("json"), py::arg("custom_objects") = py::dict())
+           py::arg("json"), py::arg("custom_objects") = py::dict(), py::arg("allow_ops") = std::vector<std::string>{})
       .def("__len__", &ProxyExecutor::size)
       .def("call_function", &call_function, py::arg("index"), py::arg("int_args"), py::arg("tensor_args"))
       .def("num_slots", [](const ProxyExecutor& ex, std::size_t index) {

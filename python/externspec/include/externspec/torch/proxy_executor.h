@@ -72,8 +72,11 @@ struct NodePlan {
 
 class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
  public:
-  // `json` is the text of an ExternKernelNodes document.
-  explicit ProxyExecutor(std::string_view json, CustomObjects custom_objects = {});
+  // `json` is the text of an ExternKernelNodes document. Only dispatcher ops are callable, and not
+  // those the op policy (op_policy.def) denies unless `allow_ops` names them (`ns::name`,
+  // `ns::name.overload` or `ns::*`; std::invalid_argument for another form).
+  explicit ProxyExecutor(std::string_view json, CustomObjects custom_objects = {},
+                         std::vector<std::string> allow_ops = {});
 
   // The AOTInductor entry point. Throws (CallError for arrays that do not match the plan); the
   // exception is also kept per thread (take_last_error) because AOTInductor's C boundary turns it
@@ -85,6 +88,9 @@ class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
 
   std::size_t size() const { return plans_.size(); }
   const NodePlan& plan(std::size_t index) const { return plans_.at(index); }
+
+  // CallError unless the array lengths are the plan's.
+  static void check_lengths(const NodePlan& plan, std::int64_t num_ints, std::int64_t num_tensors);
 
   // The exception the last failed call_function on this thread threw (then cleared), or null.
   static std::exception_ptr take_last_error();

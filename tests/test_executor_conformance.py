@@ -1,0 +1,240 @@
+"""The executor conformance corpus: each case is a spec (a built one and a mutation), call arrays,
+and the expected result or error (kind and whole message), run over both executors by the
+`executor` fixture. A difference between the two is a failure unless declared in
+tests/support/executors.py.
+
+The cases are the hostile inputs of the op policy (externspec/op_policy.py), load validation
+(node names, op-schema metadata, device indices) and call-time checks (returns)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import externspec as es
+from tests.support import custom_ops as co
+from tests.support.executors import Executor, diverges
+
+X = torch.arange(4.0).reshape(2, 2)
+Doc = dict[str, Any]
+
+
+def built(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> tuple[Doc, es.CallSite]:
+    b = es.SpecBuilder()
+    site = b.add(op, args, kwargs)
+    return json.loads(es.dumps(b.build())), site
+
+
+def spec_of(doc: Doc) -> es.ExternKernelNodes:
+    return es.loads(json.dumps(doc), es.ExternKernelNodes)
+
+
+def node(target: str, inputs: dict[str, Any], outputs: list[Any]) -> Doc:
+    """A one-node spec written by hand (what a hostile file says, no exporter involved)."""
+    return {"nodes": [{"name": "buf0", "node": {
+        "target": target, "inputs": [{"name": k, "arg": v} for k, v in inputs.items()], "outputs": outputs,
+        "metadata": {}}}]}
+
+
+def with_op_schema(text: str) -> Doc:
+    doc, _ = built(torch.ops.aten.relu.default, (X,))
+    doc["nodes"][0]["node"]["metadata"]["externspec.op_schema"] = text
+    return doc
+
+
+def with_device_index(index: int) -> Doc:
+    doc, _ = built(torch.ops.aten.empty.memory_format, ([2],), {"device": torch.device("cpu", 0)})
+    (device,) = [i for i in doc["nodes"][0]["node"]["inputs"] if i["name"] == "device"]
+    device["arg"]["as_device"]["index"] = index
+    return doc
+
+
+def duplicate_names() -> Doc:
+    b = es.SpecBuilder()
+    b.add(co.tuple_out, (X, X))
+    b.add(co.tuple_out, (X, X))
+    doc = json.loads(es.dumps(b.build()))
+    doc["nodes"][1]["name"] = doc["nodes"][0]["name"]
+    return doc
+
+
+def batch_norm(target: str, inputs: dict[str, Any]) -> Doc:
+    t = {"as_tensor": {"name": "x"}}
+    outs = [{"as_tensor": {"name": f"o{i}"}} for i in range(3)]
+    return node(target, {"input": t, "weight": {"as_none": True}, "bias": {"as_none": True}, **inputs,
+                         "momentum": {"as_float": 0.1}, "eps": {"as_float": 1e-5}}, outs)
+
+
+NONE = {"as_none": True}
+FALSE = {"as_bool": False}
+DENIED = "is denied by the executor's op policy: it"
+GUARDED = "refused by the executor's op policy:"
+SCHEMA_5000_DEEP = "f(" + "(" * 5000 + "Tensor" + ")" * 5000 + " a) -> Tensor"  # 10 KB: SIGSEGV in torch's parser
+
+# (id, spec, expected SpecMismatchError message). Before this corpus each crashed a process, ran a
+# side effect, or was taken silently by one of the executors.
+LOAD_ERRORS: list[tuple[str, Callable[[], Doc], str]] = [
+    ("from_file", lambda: node("aten::from_file", {"filename": {"as_string": "/etc/passwd"}, "shared": FALSE,
+                                                   "size": {"as_int": 64}}, [{"as_tensor": {"name": "o"}}]),
+     f"node 0 `buf0` (aten::from_file): op `aten::from_file.default` {DENIED} reads the file the spec names (with "
+     "shared=True creates and maps it) (pass allow_ops=[\"aten::from_file\"] to allow it)"),
+    ("print", lambda: node("aten::_print", {"s": {"as_string": "hello"}}, [NONE]),
+     f"node 0 `buf0` (aten::_print): op `aten::_print.default` {DENIED} writes the spec's text to the process's "
+     "stdout (pass allow_ops=[\"aten::_print\"] to allow it)"),
+    ("reinterpret_tensor", lambda: node("inductor::_reinterpret_tensor", {
+        "self": {"as_tensor": {"name": "x"}}, "size": {"as_ints": [1 << 20]}, "stride": {"as_ints": [1]}},
+        [{"as_tensor": {"name": "o"}}]),
+     f"node 0 `buf0` (inductor::_reinterpret_tensor): op `inductor::_reinterpret_tensor.default` {DENIED} makes a "
+     "view of any size over a tensor's storage, without a bounds check (pass "
+     "allow_ops=[\"inductor::_reinterpret_tensor\"] to allow it)"),
+    # TorchScript-interpreter-only ops (torch.ops finds them; the dispatcher has no such op).
+    ("interpreter_only_set_grad_enabled", lambda: node("aten::set_grad_enabled", {"val": FALSE}, [NONE]),
+     "node 0 `buf0` (aten::set_grad_enabled): no op `aten::set_grad_enabled` is registered (load the library that "
+     "defines it first)"),
+    ("interpreter_only_manual_seed", lambda: node("aten::manual_seed", {"seed": {"as_int": 0}}, [NONE]),
+     "node 0 `buf0` (aten::manual_seed): no op `aten::manual_seed` is registered (load the library that defines it "
+     "first)"),
+    ("interpreter_only_prim", lambda: node("prim::NumToTensor.Scalar", {"a": {"as_float": 1.0}},
+                                           [{"as_tensor": {"name": "o"}}]),
+     "node 0 `buf0` (prim::NumToTensor.Scalar): no op `prim::NumToTensor.Scalar` is registered (load the library "
+     "that defines it first)"),
+    ("op_schema_5000_deep", lambda: with_op_schema(SCHEMA_5000_DEEP),
+     "node 0 `buf0` (aten::relu): metadata `externspec.op_schema` nests 5001 levels deep (the limit is 32); it is "
+     "not an op schema"),
+    ("op_schema_too_long", lambda: with_op_schema("f(" + "Tensor a, " * 2000 + "Tensor z) -> Tensor"),
+     "node 0 `buf0` (aten::relu): metadata `externspec.op_schema` is 20021 bytes long (the limit is 16384); it is "
+     "not an op schema"),
+    ("device_index_256", lambda: with_device_index(256),
+     "node 0 `buf0` (aten::empty.memory_format): argument `device` (as_device): device 'cpu':256 is not a torch "
+     "device: the index must be 0..127 (c10's DeviceIndex)"),
+    ("device_index_128", lambda: with_device_index(128),
+     "node 0 `buf0` (aten::empty.memory_format): argument `device` (as_device): device 'cpu':128 is not a torch "
+     "device: the index must be 0..127 (c10's DeviceIndex)"),
+    ("device_index_-1", lambda: with_device_index(-1),
+     "node 0 `buf0` (aten::empty.memory_format): argument `device` (as_device): device 'cpu':-1 is not a torch "
+     "device: the index must be 0..127 (c10's DeviceIndex)"),
+    ("duplicate_node_names", duplicate_names,
+     "nodes 0 and 1 are both named `buf0`; node names must be unique"),
+    ("native_batch_norm_eval_without_stats",
+     lambda: batch_norm("aten::native_batch_norm", {"running_mean": NONE, "running_var": NONE, "training": FALSE}),
+     f"node 0 `buf0` (aten::native_batch_norm): {GUARDED} `running_mean` is None and `training` is False (the "
+     "kernel crashes without running stats in eval mode)"),
+    ("batch_norm_legit_no_stats_eval",
+     lambda: batch_norm("aten::_native_batch_norm_legit.no_stats", {"training": FALSE}),
+     f"node 0 `buf0` (aten::_native_batch_norm_legit.no_stats): {GUARDED} `training` is False (the kernel crashes "
+     "without running stats in eval mode)"),
+    ("batch_norm_no_update_without_stats",
+     lambda: batch_norm("aten::_batch_norm_no_update", {"running_mean": NONE, "running_var": NONE}),
+     f"node 0 `buf0` (aten::_batch_norm_no_update): {GUARDED} `running_mean` is None (the kernel crashes without "
+     "running stats)"),
+]
+
+
+@pytest.mark.parametrize(("make", "message"), [c[1:] for c in LOAD_ERRORS], ids=[c[0] for c in LOAD_ERRORS])
+def test_load_errors(make: Callable[[], Doc], message: str, executor: Executor) -> None:
+    with pytest.raises(es.SpecMismatchError) as info:
+        executor(spec_of(make()))
+    assert str(info.value) == message
+
+
+def test_allow_ops_lets_a_denied_op_run(executor: Executor, tmp_path: Path) -> None:
+    """The allow list is the only way past the deny list: the same spec refused by default reads
+    the file once the user names the op."""
+    data = tmp_path / "data.bin"
+    data.write_bytes(torch.arange(4, dtype=torch.float32).numpy().tobytes())
+    doc = node("aten::from_file", {"filename": {"as_string": str(data)}, "shared": FALSE, "size": {"as_int": 4}},
+               [{"as_tensor": {"name": "o"}}])
+    with pytest.raises(es.SpecMismatchError, match="denied by the executor's op policy"):
+        executor(spec_of(doc))
+    for allow in (["aten::from_file"], ["aten::from_file.default"], ["aten::*"]):
+        slots: list[Any] = [None]
+        executor(spec_of(doc), allow_ops=allow).call_function(0, [4], slots)  # `size` is a dynamic int
+        assert torch.equal(slots[0], torch.arange(4, dtype=torch.float32))
+    with pytest.raises(es.SpecMismatchError, match="denied"):
+        executor(spec_of(doc), allow_ops=["aten::from_file.out", "aten::_print"])
+
+
+@pytest.mark.parametrize("bad", ["from_file", "aten::", "aten::x.y.z", "aten::__class__.x y"])
+def test_allow_ops_entries_must_be_op_names(bad: str, executor: Executor) -> None:
+    doc, _ = built(torch.ops.aten.relu.default, (X,))
+    with pytest.raises(ValueError, match=re.escape(f"allow_ops entry {bad!r} is not of the form ns::name, "
+                                                   "ns::name.overload or ns::*")):
+        executor(spec_of(doc), allow_ops=[bad])
+    with pytest.raises(TypeError, match="allow_ops must be a collection of op names"):
+        executor(spec_of(doc), allow_ops="aten::relu")
+
+
+def test_from_file_shared_creates_no_file(executor: Executor, tmp_path: Path) -> None:
+    """Before the policy, shared=True created (and extended) a file at the spec's path."""
+    target = tmp_path / "planted.bin"
+    doc = node("aten::from_file", {"filename": {"as_string": str(target)}, "shared": {"as_bool": True},
+                                   "size": {"as_int": 1 << 20}}, [{"as_tensor": {"name": "o"}}])
+    with pytest.raises(es.SpecMismatchError, match="denied"):
+        executor(spec_of(doc))
+    assert not target.exists()
+
+
+def test_interpreter_only_ops_change_no_global_state(executor: Executor) -> None:
+    """aten::set_grad_enabled and aten::manual_seed resolved through torch.ops (the Python executor
+    before) switched grad mode off and reseeded the global generator when called."""
+    rng = torch.get_rng_state()
+    for make in (LOAD_ERRORS[3][1], LOAD_ERRORS[4][1]):
+        with pytest.raises(es.SpecMismatchError, match="is registered"):
+            executor(spec_of(make()))
+    assert torch.is_grad_enabled() and torch.equal(torch.get_rng_state(), rng)
+
+
+def test_guard_lets_the_safe_form_run(executor: Executor) -> None:
+    """A guard refuses only the crashing combination: training=True without stats runs."""
+    doc = batch_norm("aten::native_batch_norm", {"running_mean": NONE, "running_var": NONE,
+                                                 "training": {"as_bool": True}})
+    slots: list[Any] = [X.reshape(1, 2, 2), None, None, None]
+    executor(spec_of(doc)).call_function(0, [], slots)
+    want = torch.ops.aten.native_batch_norm(X.reshape(1, 2, 2), None, None, None, None, True, 0.1, 1e-5)
+    assert all(torch.equal(s, w) for s, w in zip(slots[1:], want, strict=True))
+
+
+@pytest.fixture(scope="module")
+def aoti_custom_ops() -> None:
+    torch.ops.load_library(Path(torch.__file__).parent / "lib" / "libaoti_custom_ops.so")
+
+
+def test_undefined_optional_return_is_none(executor: Executor, aoti_custom_ops: None) -> None:
+    """torch's own C++ op returns its `Tensor?`s as undefined tensors: both executors read None
+    (the C++ one called it "a Tensor" before)."""
+    y = torch.ones(2)
+    doc, site = built(torch.ops.aoti_custom_ops.fn_with_optional_tensor_output.default, (y, y))
+    slots = list(site.tensor_args)
+    executor(spec_of(doc)).call_function(0, site.int_args, slots)
+    first, second, third = torch.ops.aoti_custom_ops.fn_with_optional_tensor_output(y, y)
+    assert third is None and torch.equal(slots[2], first) and torch.equal(slots[3], second) and len(slots) == 4
+    doc["nodes"][0]["node"]["outputs"][2] = {"as_optional_tensor": {"as_tensor": {"name": "buf3"}}}
+    with pytest.raises(es.CallError) as info:
+        executor(spec_of(doc)).call_function(0, site.int_args, [*site.tensor_args, None])
+    assert str(info.value) == ("node 0 `buf0` (aoti_custom_ops::fn_with_optional_tensor_output): return 2 was a "
+                               "Tensor at export, the op returned None")
+
+
+FOO_CLASS = "__torch__.torch.classes._TorchScriptTesting._Foo"
+
+
+def test_custom_objects(executor: Executor) -> None:
+    torch.ops.load_library(Path(torch.__file__).parent / "lib" / "libtorchbind_test.so")
+    doc = node("_TorchScriptTesting::takes_foo", {
+        "foo": {"as_custom_obj": {"name": "obj0", "class_fqn": FOO_CLASS}}, "x": {"as_tensor": {"name": "x"}}},
+        [{"as_tensor": {"name": "o"}}])
+    foo = torch.classes._TorchScriptTesting._Foo(10, 20)
+    if executor.kind == "python":
+        assert diverges("custom_objects")
+        with pytest.raises(es.SpecMismatchError, match="argument `foo` has runtime type"):
+            executor(spec_of(doc))
+        return
+    slots: list[Any] = [X, None]
+    executor(spec_of(doc), custom_objects={"obj0": foo}).call_function(0, [], slots)
+    assert torch.equal(slots[1], torch.ops._TorchScriptTesting.takes_foo(foo, X))
