@@ -98,6 +98,10 @@ def test_inputs_are_checked_before_the_model_runs(abi_runner: es.cpp.AOTIRunner)
         abi_runner(x, y, torch.randn(6, 4))
     with pytest.raises(es.CallError, match=r"input 0 has shape \[4\], the model was compiled for \[\*, 4\]"):
         abi_runner(x[:, 0], y, z)
+    # x and y share their dynamic size: a y of another length would be read past its end.
+    with pytest.raises(es.CallError, match=r"input 1 has shape \[5, 4\], size 0 is s\d+ = 4 \(s\d+ is size 0 of "
+                                           r"input 0\)"):
+        abi_runner(x, torch.randn(5, 4), z)
 
 
 def _repack(package: Path, tmp_path: Path, edit: Any) -> Path:
@@ -145,7 +149,12 @@ def test_not_a_package(tmp_path: Path) -> None:
     path = tmp_path / "empty.pt2"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("empty/archive_format", "pt2")
-    with pytest.raises(es.ExternSpecError, match=r"expected one \*/data/aotinductor/model/\*\.wrapper\.so"):
+        z.writestr("empty/.data/version", "1")
+    with pytest.raises(es.PackageError, match=r"expected one data/aotinductor/model/\*\.wrapper\.so, found 0 "
+                                              r"\(models in the package: none\)"):
+        es.cpp.AOTIRunner(path)
+    path.write_bytes(b"not a zip")
+    with pytest.raises(es.PackageError, match=r"empty\.pt2: not a readable package"):
         es.cpp.AOTIRunner(path)
 
 

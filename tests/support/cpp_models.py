@@ -1,6 +1,6 @@
 """Models compiled by real AOTInductor for the C++ executor tests, each compiled once and cached.
 
-Two packages hold every case (an AOTInductor compile costs 1-2 minutes here):
+A few packages hold every case (an AOTInductor compile costs 1-2 minutes here):
 * `abi`: the `externspec_test` custom ops over every argument type of the ABI table (tensors,
   lists, optional tensors, ints and SymInts from dynamic shapes, floats, bools, strings, dtypes,
   layouts, memory formats, devices, Scalars), every return kind, in-place and mutating ops, and
@@ -10,6 +10,9 @@ Two packages hold every case (an AOTInductor compile costs 1-2 minutes here):
 * `torch_defects`: float arguments of inf/-inf/NaN (torch 2.13 writes "Infinity" and then fails
   to load it) and an omitted enum default (written as a c10-numbered `as_int`, which torch's
   loader then rejects); compared with eager only, and torch's runner is shown to fail.
+* `runner` and `runner_blob`: one small model for the package runner (weights, aliased and view
+  outputs, the model's own value check, dtype/shape/stride checks on inputs), compiled with its
+  weights in the library and, the second, in a `*.wrapper_weights.blob` beside it.
 
 Packages are cached under `<cache>/aoti/<name>-<hash>.pt2`, keyed by this file, the custom ops
 and the torch version, and built under a file lock so parallel workers compile once.
@@ -80,6 +83,23 @@ class TorchDefectsModel(torch.nn.Module):
         return c, co.enum_defaults(x)
 
 
+class RunnerModel(torch.nn.Module):
+    """What a package runner must get right: weights (in the library or in a blob beside it),
+    outputs that alias (one tensor twice, a view of another output), a value check of the model's
+    own, and inputs of two dtypes, one with a bounded dynamic size."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.w = torch.nn.Parameter(torch.randn(4, 4, generator=g))
+        self.register_buffer("b", torch.randn(4, generator=g))
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        torch._check(n.item() >= 3)
+        y = x.sin()
+        return y, y, y.t(), x @ self.w + self.b
+
+
 @dataclass(frozen=True)
 class CompiledModel:
     name: str
@@ -87,6 +107,7 @@ class CompiledModel:
     example: Callable[[int], tuple[torch.Tensor, ...]]  # inputs for a given dynamic size n
     dynamic: dict[str, Any]
     torch_runner_works: bool
+    inductor_configs: dict[str, Any] | None = None
 
     def inputs(self, n: int) -> tuple[torch.Tensor, ...]:
         return self.example(n)
@@ -104,11 +125,22 @@ def _defects_inputs(n: int) -> tuple[torch.Tensor, ...]:
     return (torch.randn(n, 3, generator=torch.Generator().manual_seed(n)),)
 
 
+def _runner_inputs(n: int) -> tuple[torch.Tensor, ...]:
+    return torch.randn(n, 4, generator=torch.Generator().manual_seed(n)), torch.tensor(3 + n % 2)
+
+
+_RUNNER_DYNAMIC = {"x": {0: Dim("n", min=2, max=64)}, "n": None}
+
+
 MODELS = {
     "abi": CompiledModel("abi", AbiModel(), _abi_inputs, {"x": {0: Dim("n", min=2)}, "y": {0: Dim("n", min=2)},
                                                           "z": None}, True),
     "torch_defects": CompiledModel("torch_defects", TorchDefectsModel(), _defects_inputs,
                                    {"x": {0: Dim("n", min=2)}}, False),
+    "runner": CompiledModel("runner", RunnerModel(), _runner_inputs, _RUNNER_DYNAMIC, True),
+    "runner_blob": CompiledModel("runner_blob", RunnerModel(), _runner_inputs, _RUNNER_DYNAMIC, True,
+                                 {"aot_inductor.package_constants_in_so": False,
+                                  "aot_inductor.package_constants_on_disk_format": "binary_blob"}),
 }
 
 
@@ -118,6 +150,8 @@ def _key(model: CompiledModel) -> str:
     h.update(inspect.getsource(type(model.module)).encode())
     h.update(inspect.getsource(model.example).encode())
     h.update(repr(model.dynamic).encode())
+    if model.inductor_configs:  # (the other packages keep their cached hashes)
+        h.update(repr(model.inductor_configs).encode())
     h.update(Path(co.__file__).read_bytes())
     h.update(torch.__version__.encode())
     return h.hexdigest()[:16]
@@ -137,6 +171,7 @@ def package(name: str) -> Path:
                 warnings.filterwarnings("ignore", r".*LeafSpec", FutureWarning)
                 ep = torch.export.export(model.module, model.inputs(4), dynamic_shapes=model.dynamic)
                 tmp = path.with_suffix(".tmp.pt2")
-                torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp))
+                torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp),
+                                                         inductor_configs=model.inductor_configs)
             tmp.rename(path)
     return path

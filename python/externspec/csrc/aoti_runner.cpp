@@ -15,6 +15,7 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <unordered_map>
 
 #ifdef USE_CUDA
@@ -342,8 +343,11 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
     const RecordedInput& want = recorded_inputs_[i];
     const std::string who = name_ + ": " + input_name(i);
     if (!t.defined()) throw CallError(who + " is an undefined tensor");
-    if (t.layout() != c10::kStrided)
-      throw CallError(who + " has layout " + c10::toString(t.layout()) + ", the model takes strided tensors");
+    if (t.layout() != c10::kStrided) {
+      std::ostringstream layout;
+      layout << t.layout();
+      throw CallError(who + " has layout " + layout.str() + ", the model takes strided tensors");
+    }
     c10::DeviceType device_type = want.device_type.value_or(device_.type());
     if (t.device().type() != device_type || (device_.has_index() && device_type == device_.type() &&
                                              t.device().index() != device_.index()))
@@ -357,16 +361,6 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
     if (want.rank && static_cast<std::size_t>(t.dim()) != *want.rank)
       throw CallError(who + " has shape " + join(t.sizes()) + ", the model was compiled for " +
                       shape_text(want.sizes) + " (* = dynamic)");
-    for (const auto& [d, lo] : want.min_size)
-      if (d < static_cast<std::size_t>(t.dim()) && t.size(static_cast<std::int64_t>(d)) < lo)
-        throw CallError(who + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
-                        (want.max_size.count(d) && want.max_size.at(d) == lo ? " must be " : " must be at least ") +
-                        std::to_string(lo));
-    for (const auto& [d, hi] : want.max_size)
-      if (d < static_cast<std::size_t>(t.dim()) && t.size(static_cast<std::int64_t>(d)) > hi)
-        throw CallError(who + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
-                        (want.min_size.count(d) && want.min_size.at(d) == hi ? " must be " : " must be at most ") +
-                        std::to_string(hi));
     // Sizes: literals must match; a symbol takes the first size it meets and must agree elsewhere.
     const auto& sizes = checks_->inputs[i].sizes;
     for (std::size_t d = 0; d < sizes.size() && d < static_cast<std::size_t>(t.dim()); ++d) {
@@ -388,6 +382,16 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
         throw CallError(who + " has shape " + join(t.sizes()) + ", " + why);
       }
     }
+    for (const auto& [d, lo] : want.min_size)
+      if (d < static_cast<std::size_t>(t.dim()) && t.size(static_cast<std::int64_t>(d)) < lo)
+        throw CallError(who + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
+                        (want.max_size.count(d) && want.max_size.at(d) == lo ? " must be " : " must be at least ") +
+                        std::to_string(lo));
+    for (const auto& [d, hi] : want.max_size)
+      if (d < static_cast<std::size_t>(t.dim()) && t.size(static_cast<std::int64_t>(d)) > hi)
+        throw CallError(who + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
+                        (want.min_size.count(d) && want.min_size.at(d) == hi ? " must be " : " must be at most ") +
+                        std::to_string(hi));
   }
   // Strides, once every symbol is bound. A dimension of size 1 is never stepped over.
   for (std::size_t i = 0; i < inputs.size(); ++i) {
