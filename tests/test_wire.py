@@ -1,4 +1,4 @@
-"""The JSON wire rules of DESIGN.md, on the generated models."""
+"""The JSON wire rules of docs/wire-format.md, on the generated models."""
 
 from __future__ import annotations
 

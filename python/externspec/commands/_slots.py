@@ -1,4 +1,4 @@
-"""Slot counts of a node under the call ABI (DESIGN.md, "Call ABI"), from the op's torch schema.
+"""Slot counts of a node under the call ABI (docs/call-abi.md), from the op's torch schema.
 
 What the generated wrapper passes for node i: the dynamic int inputs then the int returns in one
 array, the dynamic tensor inputs then one handle per output tensor in the other; everything else is
