@@ -184,6 +184,7 @@ struct NlohmannBackend {
   class Document {
    public:
     Value parse(std::string_view json) {
+      refuse_what_nlohmann_skips(json);
       tape_.entries.clear();
       tape_.strings.clear();
       tape_.entries.reserve(json.size() / 8 + 16);
@@ -195,6 +196,19 @@ struct NlohmannBackend {
     }
 
    private:
+    // nlohmann skips a UTF-8 byte order mark and takes a NUL byte for the end of the input (so
+    // anything after it was ignored). JSON allows neither; Python and simdjson refuse both.
+    static void refuse_what_nlohmann_skips(std::string_view json) {
+      if (json.substr(0, 3) == "\xEF\xBB\xBF")
+        detail::fail(detail::IssueKind::Syntax, "Invalid JSON: expected value at line 1 column 1");
+      std::size_t nul = json.find('\0');
+      if (nul == std::string_view::npos) return;
+      std::size_t line_start = json.rfind('\n', nul);
+      std::size_t line = 1 + static_cast<std::size_t>(std::count(json.begin(), json.begin() + nul, '\n'));
+      std::size_t column = nul - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+      detail::fail(detail::IssueKind::Syntax, "Invalid JSON: NUL byte at line " + std::to_string(line) + " column " +
+                                                  std::to_string(column));
+    }
     Tape tape_;
   };
 };

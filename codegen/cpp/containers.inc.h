@@ -57,18 +57,15 @@ template <class V, class T>
 void decode_value(const V& v, OrderedMap<T>& out, const Ctx& ctx) {
   if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
   out.clear();
-  std::size_t n = v.size();
-  out.reserve(n);
+  out.reserve(v.size());
   auto& items = out.items();
-  KeyIndex index(n);
   Collector c(ctx);
   v.for_each_member([&](std::string_view key, const V& m) {
-    std::size_t pos = index.find_or_insert(key, items);
-    if (pos == items.size()) items.emplace_back(std::string(key), T{});
-    else items[pos].second = T{};
-    c.part_at_key(key, [&] { decode_value(m, items[pos].second, ctx); });
+    items.emplace_back(std::string(key), T{});
+    c.part_at_key(key, [&] { decode_value(m, items.back().second, ctx); });
   });
   c.finish();
+  merge_repeated_keys(items);
 }
 
 inline void encode_value(std::string& out, bool v) { write_bool(out, v); }

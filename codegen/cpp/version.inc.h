@@ -16,6 +16,10 @@ struct VersionPolicy<ExternKernelNodes> {
   // A newer major needs a newer externspec; an older one needs the Python upgraders first (the C++
   // decoder has none): the message names the command.
   static void check_major(std::int64_t major, std::int64_t minor) {
+    // Majors start at 1 and minors at 0 (Python: externspec.version._check_range).
+    if (major < 1 || minor < 0)
+      throw VersionError("$.schema_version: document schema " + version_text(major, minor) +
+                         " is not a schema version (majors start at 1, minors at 0)");
     if (major == SCHEMA_VERSION.major) return;
     std::string text = "$.schema_version: document schema " + version_text(major, minor) + " has major version " +
                        std::to_string(major) + "; this reader (schema " +

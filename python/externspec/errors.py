@@ -11,15 +11,20 @@ class DecodeError(ExternSpecError, ValueError):
     """A document does not match the schema.
 
     `path` is the JSON path of the first problem (`$.nodes[3].node.inputs[0].arg`), and
-    `errors` lists every problem as (path, message) pairs.
+    `errors` lists the problems as (path, message) pairs: at most `wire.MAX_DECODE_ERRORS` of
+    them, `truncated` when the document has more (a hostile one must not cost one object each).
     """
 
-    def __init__(self, errors: list[tuple[str, str]], source: str | None = None):
+    def __init__(self, errors: list[tuple[str, str]], source: str | None = None, truncated: bool = False):
         self.errors = errors
         self.source = source
+        self.truncated = truncated
         self.path = errors[0][0] if errors else "$"
         first = f"{self.path}: {errors[0][1]}" if errors else "invalid document"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        if truncated:
+            more = f" (and more: listing stopped after {len(errors)} problems)"
+        else:
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         super().__init__(f"{source}: {first}{more}" if source else f"{first}{more}")
 
 

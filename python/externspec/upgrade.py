@@ -60,9 +60,12 @@ def registered(document: str, from_major: int, fn: Upgrader) -> Iterator[Upgrade
         unregister(document, from_major)
 
 
-def missing_steps(document: str, from_major: int, to_major: int) -> list[int]:
-    """The majors in [from_major, to_major) that have no upgrader."""
-    return [m for m in range(from_major, to_major) if (document, m) not in _REGISTRY]
+def first_missing_step(document: str, from_major: int, to_major: int) -> int | None:
+    """The first major in [from_major, to_major) that has no upgrader, or None.
+
+    Lazy on purpose: the range comes from a document, and a hostile major (-10**18) must cost no
+    more than the registered upgraders do (the scan stops at the first gap)."""
+    return next((m for m in range(from_major, to_major) if (document, m) not in _REGISTRY), None)
 
 
 def upgrade(doc: dict[str, Any], document: str, from_version: tuple[int, int], to_major: int, *,
@@ -72,13 +75,13 @@ def upgrade(doc: dict[str, Any], document: str, from_version: tuple[int, int], t
     `copy=False` lets the upgraders work on `doc` itself (the caller owns it). Raises
     `VersionError` naming the first missing step.
     """
-    missing = missing_steps(document, from_version[0], to_major)
-    if missing:
+    missing = first_missing_step(document, from_version[0], to_major)
+    if missing is not None:
         where = f"{source}: " if source else ""
         raise VersionError(
             f"{where}$.schema_version: document schema {from_version[0]}.{from_version[1]} has major version "
             f"{from_version[0]}; this reader reads major {to_major} and has no upgrader of {document} "
-            f"from major {missing[0]} to {missing[0] + 1}"
+            f"from major {missing} to {missing + 1}"
         )
     out = _copy.deepcopy(doc) if copy else doc
     for major in range(from_version[0], to_major):

@@ -55,8 +55,9 @@ class Policy:
     def model_version(self, model: BaseModel) -> tuple[int, int] | None:
         return None
 
-    def needs_upgrade(self, doc_version: tuple[int, int] | None) -> bool:
-        """True when a document of `doc_version` (None: torch-written) is of an older major."""
+    def needs_upgrade(self, doc_version: tuple[int, int] | None, source: str | None = None) -> bool:
+        """True when a document of `doc_version` (None: torch-written) is of an older major.
+        Raises `VersionError` for a version no schema has (checked before anything is sized by it)."""
         return False
 
     def check_raw(self, doc_version: tuple[int, int] | None, unknown: list[tuple[str, str]],
@@ -66,6 +67,16 @@ class Policy:
 
 def _where(source: str | None) -> str:
     return f"{source}: " if source else ""
+
+
+def _check_range(v: tuple[int, int], source: str | None) -> None:
+    """Schema majors start at 1 and minors at 0: anything lower is no version at all, refused before
+    an upgrade plan or a message is built from it (a major of -10**18 once sized a list)."""
+    if v[0] < BASELINE_VERSION[0] or v[1] < 0:
+        raise VersionError(
+            f"{_where(source)}$.schema_version: document schema {_fmt(v)} is not a schema version "
+            f"(majors start at {BASELINE_VERSION[0]}, minors at 0)"
+        )
 
 
 @dataclass(frozen=True)
@@ -79,8 +90,11 @@ class ExternNodesPolicy(Policy):
         v = getattr(model, "schema_version", None)
         return None if v is None else (v.major, v.minor)
 
-    def needs_upgrade(self, doc_version: tuple[int, int] | None) -> bool:
-        return (doc_version or BASELINE_VERSION)[0] < self.reader[0]
+    def needs_upgrade(self, doc_version: tuple[int, int] | None, source: str | None = None) -> bool:
+        if doc_version is None:
+            return BASELINE_VERSION[0] < self.reader[0]
+        _check_range(doc_version, source)
+        return doc_version[0] < self.reader[0]
 
     def raw_version(self, raw: Any) -> tuple[int, int] | None:
         v = raw.get("schema_version") if isinstance(raw, dict) else None
@@ -103,6 +117,7 @@ class ExternNodesPolicy(Policy):
             )
 
     def _check_major(self, v: tuple[int, int], source: str | None) -> None:
+        _check_range(v, source)
         if v[0] > self.reader[0]:
             raise VersionError(
                 f"{_where(source)}$.schema_version: document schema {_fmt(v)} has major version {v[0]}; "

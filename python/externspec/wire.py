@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import upgrade, version
 from .errors import DecodeError, VersionError
@@ -36,6 +36,8 @@ M = TypeVar("M", bound=BaseModel)
 
 MAX_JSON_DEPTH = 200  # pydantic-core's parser limit: the most `max_depth` can be
 MAX_JSON_BYTES = 256 * 1024 * 1024  # default size limit (UTF-8 bytes of the JSON text)
+# A failing document reports at most this many problems (C++: externspec::MAX_DECODE_ERRORS).
+MAX_DECODE_ERRORS = 100
 
 _JSON_TYPE_NAMES = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null",
                     dict: "object", list: "array"}
@@ -123,9 +125,10 @@ def _message(err: Any) -> str:
 
 
 def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, str]]:
-    """Every problem of a pydantic ValidationError, as (JSON path, message)."""
+    """The problems of a pydantic ValidationError, as (JSON path, message): the first
+    MAX_DECODE_ERRORS (a document with more is `decode_error(...).truncated`)."""
     out = []
-    for err in exc.errors(include_url=False):
+    for err in exc.errors(include_url=False)[:MAX_DECODE_ERRORS]:
         loc = tuple(err["loc"])
         if err["type"] in ("missing", "extra_forbidden") and loc:
             # Name the key in the message and point at the object that lacks or has it.
@@ -133,6 +136,11 @@ def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[tuple[st
         else:
             out.append((json_path(model, loc), _message(err)))
     return out
+
+
+def decode_error(model: type[BaseModel], exc: ValidationError, source: str | None) -> DecodeError:
+    """The DecodeError of a failed validation, its list capped at MAX_DECODE_ERRORS."""
+    return DecodeError(decode_errors(model, exc), source, truncated=exc.error_count() > MAX_DECODE_ERRORS)
 
 
 _ESCAPE = re.compile(rb"\\.", re.S)
@@ -193,46 +201,70 @@ def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False,
     """
     check_limits(data, max_bytes, max_depth, source)
     policy = version.policy_for(type)
+    if policy.forbid_unknown and not strict and not policy.needs_upgrade(None) and _surely_unversioned(data):
+        # Torch-written: one lenient parse, unknown keys ignored as torch does (the forward-compatible
+        # case costs no strict attempt, no error list and no second parse).
+        return _validate_json(data, type, None, policy, source)
     extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
     try:
         with gc_paused():
             model = type.model_validate_json(data, extra=extra)
     except ValidationError as exc:
-        errors = decode_errors(type, exc)
         if policy.forbid_unknown:
-            return _reread(data, type, errors, policy, strict, source)
-        raise DecodeError(errors, source) from None
+            return _reread(data, type, exc, policy, strict, source)
+        raise decode_error(type, exc, source) from None
     doc_version = policy.model_version(model)
-    if policy.needs_upgrade(doc_version):
+    if policy.needs_upgrade(doc_version, source):
         return _load_upgraded(json.loads(data), type, policy, doc_version, strict, source)
     policy.check(model, source)
     return model
 
 
-def _reread(data: str | bytes | bytearray, type: type[M], errors: list[tuple[str, str]],
-            policy: version.Policy, strict: bool, source: str | None) -> M:
+def _surely_unversioned(data: str | bytes | bytearray) -> bool:
+    """True when the text cannot hold a `schema_version` key (not even written with \\u escapes)."""
+    if isinstance(data, str):
+        return "schema_version" not in data and "\\u" not in data
+    return b"schema_version" not in data and b"\\u" not in data
+
+
+def _validate_json(data: str | bytes | bytearray, type: type[M], extra: Literal["forbid"] | None,
+                   policy: version.Policy, source: str | None) -> M:
+    try:
+        with gc_paused():
+            model = type.model_validate_json(data, extra=extra)
+    except ValidationError as exc:
+        raise decode_error(type, exc, source) from None
+    policy.check(model, source)
+    return model
+
+
+class _TopLevelVersion(BaseModel):
+    """Reads only a document's top-level `schema_version`, as `json.loads` would give it, without
+    building the rest of the tree in Python."""
+
+    model_config = ConfigDict(extra="ignore")
+    schema_version: Any = None
+
+
+def _reread(data: str | bytes | bytearray, type: type[M], exc: ValidationError, policy: version.Policy,
+            strict: bool, source: str | None) -> M:
     """A versioned type failed strict validation: decide by the document's version."""
     try:
-        raw = json.loads(data)
-    except (ValueError, RecursionError):
-        raise DecodeError(errors, source) from None
+        raw: Any = {"schema_version": _TopLevelVersion.model_validate_json(data).schema_version}
+    except ValidationError:  # not JSON, or not an object: the first pass said what is wrong
+        raise decode_error(type, exc, source) from None
     doc_version = policy.raw_version(raw)
-    if isinstance(raw, dict) and policy.needs_upgrade(doc_version):
-        return _load_upgraded(raw, type, policy, doc_version, strict, source)
+    if policy.needs_upgrade(doc_version, source):
+        return _load_upgraded(json.loads(data), type, policy, doc_version, strict, source)
     if strict:
-        raise DecodeError(errors, source) from None
-    unknown = [(path, msg) for path, msg in errors if msg.startswith("unknown key")]
-    if doc_version is None and len(unknown) == len(errors):
-        # Torch-written: unknown keys are ignored, as torch does.
-        with gc_paused():
-            try:
-                model = type.model_validate_json(data)
-            except ValidationError as exc:
-                raise DecodeError(decode_errors(type, exc), source) from None
-        policy.check(model, source)
-        return model
-    policy.check_raw(doc_version, unknown, source)
-    raise DecodeError(errors, source) from None
+        raise decode_error(type, exc, source) from None
+    if doc_version is None:
+        # Torch-written: unknown keys are ignored, as torch does; its problems are the lenient reading's.
+        return _validate_json(data, type, None, policy, source)
+    error = decode_error(type, exc, source)
+    policy.check_raw(doc_version, [(path, msg) for path, msg in error.errors if msg.startswith("unknown key")],
+                     source)
+    raise error from None
 
 
 def _load_upgraded(raw: dict[str, Any], type: type[M], policy: version.Policy, doc_version: tuple[int, int] | None,
@@ -249,11 +281,12 @@ def _load_upgraded(raw: dict[str, Any], type: type[M], policy: version.Policy, d
     except ValidationError as exc:
         how = f"after upgrading schema {start[0]}.{start[1]} to {policy.reader[0]}.0"
         errors = [(path, f"{msg} ({how})") for path, msg in decode_errors(type, exc)]
+        truncated = exc.error_count() > MAX_DECODE_ERRORS
         unknown = [(path, msg) for path, msg in errors if msg.startswith("unknown key")]
         if unknown and not strict:
             raise VersionError(f"{source + ': ' if source else ''}{unknown[0][0]}: {unknown[0][1]}: the document "
                                f"carries a field the upgraders do not know") from None
-        raise DecodeError(errors, source) from None
+        raise DecodeError(errors, source, truncated) from None
     policy.check(model, source)
     return model
 

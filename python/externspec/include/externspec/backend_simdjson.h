@@ -48,16 +48,19 @@ struct SimdjsonBackend {
       if (kind() == JsonKind::UInt) return std::to_string(get_uint());
       return std::to_string(get_int());
     }
+    // simdjson's own size() saturates at 0xFFFFFF: larger containers are counted by iteration.
     std::size_t size() const {
+      std::size_t n = 0;
       if (kind() == JsonKind::Array) {
         simdjson::dom::array array = e_.get_array().value_unsafe();
-        return array.size();
-      }
-      if (kind() == JsonKind::Object) {
+        n = array.size();
+        if (n == kSaturated) n = count(array);
+      } else if (kind() == JsonKind::Object) {
         simdjson::dom::object object = e_.get_object().value_unsafe();
-        return object.size();
+        n = object.size();
+        if (n == kSaturated) n = count(object);
       }
-      return 0;
+      return n;
     }
     template <class F>
     void for_each_element(F&& f) const {
@@ -71,6 +74,13 @@ struct SimdjsonBackend {
     }
 
    private:
+    static constexpr std::size_t kSaturated = 0xFFFFFF;
+    template <class Container>
+    static std::size_t count(const Container& c) {
+      std::size_t n = 0;
+      for (auto it = c.begin(); it != c.end(); ++it) ++n;
+      return n;
+    }
     simdjson::dom::element e_;
   };
 

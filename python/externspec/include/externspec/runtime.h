@@ -43,6 +43,11 @@ static_assert(MAX_JSON_DEPTH >= 0 && MAX_JSON_DEPTH <= 200, "EXTERNSPEC_MAX_JSON
 inline constexpr std::size_t MAX_JSON_BYTES = EXTERNSPEC_MAX_JSON_BYTES;
 static_assert(MAX_JSON_BYTES < (std::size_t{1} << 32), "EXTERNSPEC_MAX_JSON_BYTES must be below 4 GiB");
 
+// A failing document reports at most this many problems, as Python's
+// `externspec.wire.MAX_DECODE_ERRORS`; the pass that collects them stops at the next one, so a
+// document of a million bad values costs what a hundred do (SECURITY.md).
+inline constexpr std::size_t MAX_DECODE_ERRORS = 100;
+
 // Base of every error externspec raises for bad input (Python: externspec.ExternSpecError).
 class Error : public std::runtime_error {
  public:
@@ -50,23 +55,28 @@ class Error : public std::runtime_error {
 };
 
 // A document does not match the schema. what() is Python's str(DecodeError): the first problem
-// as `$.json.path: message`, plus "(and N more)". `errors()` lists every problem in the order
-// Python reports them.
+// as `$.json.path: message`, plus "(and N more)". `errors()` lists the problems in the order
+// Python reports them, at most MAX_DECODE_ERRORS; `truncated()` says the document has more.
 class DecodeError : public Error {
  public:
-  explicit DecodeError(std::vector<std::pair<std::string, std::string>> errors)
-      : Error(render(errors)), errors_(std::move(errors)) {}
+  explicit DecodeError(std::vector<std::pair<std::string, std::string>> errors, bool truncated = false)
+      : Error(render(errors, truncated)), errors_(std::move(errors)), truncated_(truncated) {}
   const std::string& path() const { return errors_.front().first; }
   const std::vector<std::pair<std::string, std::string>>& errors() const { return errors_; }
+  bool truncated() const { return truncated_; }
 
  private:
-  static std::string render(const std::vector<std::pair<std::string, std::string>>& errors) {
+  static std::string render(const std::vector<std::pair<std::string, std::string>>& errors, bool truncated) {
     if (errors.empty()) return "invalid document";
     std::string out = errors.front().first + ": " + errors.front().second;
-    if (errors.size() > 1) out += " (and " + std::to_string(errors.size() - 1) + " more)";
+    if (truncated)
+      out += " (and more: listing stopped after " + std::to_string(errors.size()) + " problems)";
+    else if (errors.size() > 1)
+      out += " (and " + std::to_string(errors.size() - 1) + " more)";
     return out;
   }
   std::vector<std::pair<std::string, std::string>> errors_;
+  bool truncated_ = false;
 };
 
 // A document's schema version cannot be read by this version of externspec.
@@ -168,7 +178,7 @@ class OrderedMap {
     items_.emplace_back(std::string(key), V{});
     return items_.back().second;
   }
-  // Append without a duplicate check (the decoder checks duplicates itself, in O(n)).
+  // Append without a duplicate check (the decoder merges repeated keys itself: merge_repeated_keys).
   V& append_unchecked(std::string key) {
     items_.emplace_back(std::move(key), V{});
     return items_.back().second;
@@ -219,6 +229,7 @@ struct Issue {
 struct Failure {
   std::vector<Issue> issues;
   bool retry_with_fallback = false;  // the backend cannot read this document; its Fallback can
+  bool counted = false;  // the issues are in Ctx::collected already (a Collector's, not a leaf's)
   void prefix(std::string_view segment) {
     for (auto& i : issues) i.path.insert(0, segment);
   }
@@ -233,7 +244,11 @@ struct Failure {
 // How unknown keys in structs are treated, and whether to stop at the first problem.
 struct Ctx {
   bool forbid_unknown = false;
-  bool collect = false;  // collect every problem, in Python's order (the slow, diagnostic pass)
+  bool collect = false;  // collect the problems, in Python's order (the slow, diagnostic pass)
+  // Problems collected so far by the pass; at MAX_DECODE_ERRORS + 1 it stops (the document has
+  // more than it reports).
+  mutable std::size_t collected = 0;
+  bool full() const { return collected > MAX_DECODE_ERRORS; }
 };
 
 inline const char* kind_name(JsonKind k) {
@@ -341,12 +356,18 @@ class Collector {
   }
   bool ok() const { return pending_.issues.empty(); }
   void finish() {
-    if (!pending_.issues.empty()) throw std::move(pending_);
+    if (pending_.issues.empty()) return;
+    pending_.counted = true;
+    throw std::move(pending_);
   }
 
  private:
+  // Keeps a part's problems; once the pass has more than MAX_DECODE_ERRORS, stops it (every
+  // enclosing Collector passes the problems on without decoding further).
   void absorb(Failure& e) {
+    if (!e.counted) ctx_.collected += e.issues.size();
     for (auto& i : e.issues) pending_.issues.push_back(std::move(i));
+    if (ctx_.full()) finish();
   }
   const Ctx& ctx_;
   Failure pending_;
@@ -369,47 +390,48 @@ class UnknownKeys {
   std::vector<std::string_view> keys_;
 };
 
-// Finds repeated keys while a map is decoded, in O(1) per key without allocating per key: linear
-// scan for small maps, an open-addressing table of positions for large ones.
-class KeyIndex {
- public:
-  explicit KeyIndex(std::size_t n) {
-    if (n > kLinear) {
-      std::size_t cap = 64;
-      while (cap < 2 * n) cap <<= 1;
-      slots_.assign(cap, kEmpty);
-    }
+// Merges the repeated keys of a decoded map (every member was appended in document order) as a
+// Python dict built from the same JSON does: the first occurrence keeps its position and takes the
+// last value. Positions are sorted by (key, position), O(n log n) whatever the keys are: there is
+// no hash table for chosen keys to flood (an unseeded FNV-1a index once took 7 s on 100k keys).
+// Maps of up to 16 members sort on the stack.
+template <class Items>
+void merge_repeated_keys(Items& items) {
+  const std::size_t n = items.size();
+  if (n < 2) return;
+  constexpr std::size_t kOnStack = 16;
+  std::uint32_t small[kOnStack];
+  std::vector<std::uint32_t> large;
+  std::uint32_t* order = small;
+  if (n > kOnStack) {
+    large.resize(n);
+    order = large.data();
   }
-  // The position of `key` in `items` if present, else items.size() (recorded as its position).
-  template <class Items>
-  std::size_t find_or_insert(std::string_view key, const Items& items) {
-    std::size_t end = items.size();
-    if (slots_.empty()) {
-      for (std::size_t j = 0; j < end; ++j)
-        if (items[j].first == key) return j;
-      return end;
+  for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+  std::sort(order, order + n, [&](std::uint32_t a, std::uint32_t b) {
+    int c = items[a].first.compare(items[b].first);
+    return c < 0 || (c == 0 && a < b);
+  });
+  std::vector<bool> dropped;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i + 1;
+    while (j < n && items[order[j]].first == items[order[i]].first) ++j;
+    if (j - i > 1) {
+      if (dropped.empty()) dropped.assign(n, false);
+      items[order[i]].second = std::move(items[order[j - 1]].second);
+      for (std::size_t k = i + 1; k < j; ++k) dropped[order[k]] = true;
     }
-    std::size_t mask = slots_.size() - 1;
-    for (std::size_t h = hash(key) & mask;; h = (h + 1) & mask) {
-      std::uint32_t s = slots_[h];
-      if (s == kEmpty) {
-        slots_[h] = static_cast<std::uint32_t>(end);
-        return end;
-      }
-      if (items[s].first == key) return s;
-    }
+    i = j;
   }
-
- private:
-  static constexpr std::size_t kLinear = 16;
-  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
-  static std::size_t hash(std::string_view k) {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (unsigned char ch : k) h = (h ^ ch) * 1099511628211ull;
-    return static_cast<std::size_t>(h ^ (h >> 29));
+  if (dropped.empty()) return;
+  std::size_t kept = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (dropped[r]) continue;
+    if (kept != r) items[kept] = std::move(items[r]);
+    ++kept;
   }
-  std::vector<std::uint32_t> slots_;
-};
+  items.erase(items.begin() + static_cast<std::ptrdiff_t>(kept), items.end());
+}
 
 inline std::string union_arity_message(const char* name, std::vector<std::string_view> members) {
   std::string out = std::string("expected exactly one member of `") + name + "`, got " + std::to_string(members.size());

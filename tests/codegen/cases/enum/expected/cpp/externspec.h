@@ -103,18 +103,15 @@ template <class V, class T>
 void decode_value(const V& v, OrderedMap<T>& out, const Ctx& ctx) {
   if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
   out.clear();
-  std::size_t n = v.size();
-  out.reserve(n);
+  out.reserve(v.size());
   auto& items = out.items();
-  KeyIndex index(n);
   Collector c(ctx);
   v.for_each_member([&](std::string_view key, const V& m) {
-    std::size_t pos = index.find_or_insert(key, items);
-    if (pos == items.size()) items.emplace_back(std::string(key), T{});
-    else items[pos].second = T{};
-    c.part_at_key(key, [&] { decode_value(m, items[pos].second, ctx); });
+    items.emplace_back(std::string(key), T{});
+    c.part_at_key(key, [&] { decode_value(m, items.back().second, ctx); });
   });
   c.finish();
+  merge_repeated_keys(items);
 }
 
 inline void encode_value(std::string& out, bool v) { write_bool(out, v); }
@@ -242,51 +239,56 @@ namespace detail {
 
 inline DecodeError to_decode_error(Failure& f) {
   std::vector<std::pair<std::string, std::string>> errors;
+  const bool truncated = f.issues.size() > MAX_DECODE_ERRORS;
+  if (truncated) f.issues.resize(MAX_DECODE_ERRORS);
   for (auto& i : f.issues) errors.emplace_back("$" + i.path, std::move(i.message));
   if (errors.empty()) errors.emplace_back("$", "invalid document");
-  return DecodeError(std::move(errors));
+  return DecodeError(std::move(errors), truncated);
 }
 
-// One pass that stops at the first problem (the fast path); on failure, a second pass collects
-// every problem in Python's order for the error message and the version decision.
+// Decodes `root` into a T: one pass that stops at the first problem (the fast path); on failure a
+// second pass collects the problems in Python's order, at most MAX_DECODE_ERRORS + 1.
 template <class T, class V>
-T decode_root(const V& root, bool strict) {
-  using P = VersionPolicy<T>;
-  const bool forbid = strict || P::forbid_unknown;
+T decode_pass(const V& root, bool forbid_unknown) {
   try {
     T out{};
-    decode_value(root, out, Ctx{forbid, false});
-    P::check(out);
+    decode_value(root, out, Ctx{forbid_unknown, false});
+    VersionPolicy<T>::check(out);
     return out;
   } catch (Failure&) {
   }
   Failure all;
   try {
     T out{};
-    decode_value(root, out, Ctx{forbid, true});
+    decode_value(root, out, Ctx{forbid_unknown, true});
   } catch (Failure& f) {
     all = std::move(f);
   }
-  if (P::forbid_unknown && !strict) {
+  throw all;
+}
+
+// A versioned type is read strictly first. When that fails, the document's own version decides
+// (Python: externspec.wire.loads): an unversioned (torch-written) one is read again with unknown
+// keys ignored, as torch does, and its problems are those of that reading; a versioned one's
+// problems may be a VersionError (a newer minor's keys).
+template <class T, class V>
+T decode_root(const V& root, bool strict) {
+  using P = VersionPolicy<T>;
+  try {
+    return decode_pass<T>(root, strict || P::forbid_unknown);
+  } catch (Failure& all) {
+    if (!P::forbid_unknown || strict) throw to_decode_error(all);
     auto version = P::raw_version(root);
-    bool only_unknown = std::all_of(all.issues.begin(), all.issues.end(),
-                                    [](const Issue& i) { return i.kind == IssueKind::Unknown; });
-    if (!version && only_unknown) {
-      // Torch-written: unknown keys are ignored, as torch does.
-      Failure lenient;
-      try {
-        T out{};
-        decode_value(root, out, Ctx{false, true});
-        P::check(out);
-        return out;
-      } catch (Failure& f) {
-        lenient = std::move(f);
-      }
-      throw to_decode_error(lenient);
+    if (version) {
+      P::check_raw(version, all.issues);
+      throw to_decode_error(all);
     }
-    P::check_raw(version, all.issues);
   }
-  throw to_decode_error(all);
+  try {
+    return decode_pass<T>(root, false);
+  } catch (Failure& lenient) {
+    throw to_decode_error(lenient);
+  }
 }
 
 }  // namespace detail

@@ -1,0 +1,181 @@
+"""Worst-case hostile inputs through the decoders: outcome, time and peak memory per input byte.
+
+Each case runs in a fresh child process under an address-space limit (RLIMIT_AS), so a blow-up
+shows as a MemoryError instead of taking the machine; peak RSS is the child's `ru_maxrss` growth
+over its state after imports. The C++ cases run the conformance harness (tests/cpp) under the same
+limit. SECURITY.md quotes this table; the goal is peak RSS <= 10x the input and linear time.
+
+    python benchmarks/bench_hostile.py          (or: python benchmarks/run.py bench_hostile)
+
+`EXTERNSPEC_BENCH_PYTHONPATH` points the Python children at another checkout's python/, and
+`EXTERNSPEC_BENCH_HARNESS` the C++ cases at a harness built from its headers (the "before" column
+of a fix).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.support.hostile_inputs import benign_keys, flooding_keys, node_with_metadata  # noqa: E402
+
+LIMIT_BYTES = 3 << 30  # address space of each child
+TIMEOUT = 120
+
+
+def _version_doc() -> bytes:
+    return b'{"schema_version": {"major": -1000000000000000, "minor": 0}, "nodes": []}'
+
+
+def _type_errors(size: int) -> bytes:
+    return b'{"nodes": [' + b",".join([b"0"] * (size // 2)) + b"]}"
+
+
+def _unknown_keys(size: int) -> bytes:
+    keys = (f'"k{i}": 0' for i in range(size // 10))
+    return ('{"nodes": [], ' + ", ".join(keys) + "}").encode()
+
+
+def _thrift_empty_structs(protocol: str, size: int) -> bytes:
+    """ExternKernelNodes whose `nodes` list holds `size` empty structs (one stop byte each)."""
+    n = size - 16
+    if protocol == "compact":
+        varint = bytearray()
+        v = n
+        while v >= 0x80:
+            varint.append((v & 0x7F) | 0x80)
+            v >>= 7
+        varint.append(v)
+        return bytes([0xA9, 0xFC]) + bytes(varint) + b"\0" * n + b"\0"
+    return bytes([15]) + (10).to_bytes(2, "big") + bytes([12]) + n.to_bytes(4, "big") + b"\0" * n + b"\0"
+
+
+def _thrift_version_doc(major: int) -> bytes:
+    import externspec as es
+    from externspec import thrift_codec
+
+    doc = es.ExternKernelNodes(nodes=[], schema_version=es.SchemaVersion(major=major, minor=0))
+    return thrift_codec.dumps(doc, "binary")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    build: Callable[[], bytes]
+    call: str  # Python: the decode statement over `data`; C++: "cpp:<Type>"
+
+
+PY_LOADS = "es.loads(data, es.ExternKernelNodes)"
+CASES = (
+    Case("schema_version.major = -10**15 (JSON)", _version_doc, PY_LOADS),
+    Case("schema_version.major = -10**15 (Thrift)", lambda: _thrift_version_doc(-10**15),
+         "thrift_codec.loads(data, es.ExternKernelNodes, 'binary')"),
+    Case("1 MB of type errors", lambda: _type_errors(1 << 20), PY_LOADS),
+    Case("1 MB of type errors", lambda: _type_errors(1 << 20), "cpp:ExternKernelNodes"),
+    Case("5 MB unversioned, unknown keys", lambda: _unknown_keys(5 << 20), PY_LOADS),
+    Case("1 MB Thrift compact, empty structs", lambda: _thrift_empty_structs("compact", 1 << 20),
+         "thrift_codec.loads(data, es.ExternKernelNodes, 'compact')"),
+    Case("1 MB Thrift binary, empty structs", lambda: _thrift_empty_structs("binary", 1 << 20),
+         "thrift_codec.loads(data, es.ExternKernelNodes, 'binary')"),
+    Case("20k flooding map keys", lambda: node_with_metadata(flooding_keys(20_000)), "cpp:Node"),
+    Case("20k benign map keys", lambda: node_with_metadata(benign_keys(20_000)), "cpp:Node"),
+)
+
+_CHILD = """
+import resource, sys, time
+data = open(sys.argv[1], 'rb').read()
+import externspec as es
+from externspec import thrift_codec
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+try:
+    {call}
+    outcome = 'accepted'
+except MemoryError:
+    outcome = 'MemoryError'
+except Exception as e:
+    outcome = f'{{type(e).__name__}}: {{str(e)[:90]}}'
+elapsed = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
+print(f'{{elapsed}}\\t{{peak * 1024}}\\t{{outcome}}')
+"""
+
+
+# The harness under the same limit, measured from a fresh parent (RUSAGE_CHILDREN: that one child).
+_CPP_CHILD = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+try:
+    proc = subprocess.run([sys.argv[1]], input=sys.argv[2].encode(), capture_output=True)
+    out = (proc.stdout.decode(errors='replace').strip() or proc.stderr.decode(errors='replace')[-90:])
+except MemoryError:
+    out = 'MemoryError'
+elapsed = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"{elapsed}\t{peak * 1024}\t{out.replace(chr(9), ' ')}")
+"""
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT_BYTES, LIMIT_BYTES))
+
+
+def _harness(backend: str) -> Path:
+    given = os.environ.get("EXTERNSPEC_BENCH_HARNESS")
+    if given:
+        return Path(given)
+    from externspec._cppbuild import build
+    from tests.cpp.harness import CACHE, HARNESS_SOURCE, harness_flags
+
+    return build(HARNESS_SOURCE, CACHE, f"conformance_harness-{backend}", harness_flags(backend))
+
+
+def measure(case: Case, path: Path) -> tuple[float, int, str]:
+    """(seconds, peak RSS growth in bytes, outcome) of one case in a fresh child."""
+    if case.call.startswith("cpp:"):
+        request = f"{case.call[4:]}\t0\t{path}\n"
+        child = [sys.executable, "-c", _CPP_CHILD, str(_harness("nlohmann")), request]
+    else:
+        child = [sys.executable, "-c", _CHILD.format(call=case.call), str(path)]
+    env = dict(os.environ)
+    pythonpath = os.environ.get("EXTERNSPEC_BENCH_PYTHONPATH")
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    try:
+        proc = subprocess.run(child, capture_output=True, text=True, timeout=TIMEOUT, env=env,
+                              preexec_fn=_limit_memory)
+    except subprocess.TimeoutExpired:
+        return TIMEOUT, 0, f"timeout after {TIMEOUT} s"
+    if proc.returncode != 0:
+        return 0.0, 0, f"exit {proc.returncode}: {proc.stderr.strip()[-90:]}"
+    seconds, rss, outcome = proc.stdout.strip().split("\t", 2)
+    return float(seconds), int(rss), outcome[:100]
+
+
+def run() -> list[str]:
+    lines = [f"Hostile inputs: each in a fresh process limited to {LIMIT_BYTES >> 30} GiB of address space; "
+             "peak RSS growth over the state after imports (C++: the harness process's peak)",
+             f"{'input':40} {'bytes':>9} {'decoder':>8} | {'s':>7} {'peak RSS MB':>11} {'x input':>8} | outcome"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in CASES:
+            data = case.build()
+            path = Path(tmp) / "input"
+            path.write_bytes(data)
+            seconds, rss, outcome = measure(case, path)
+            decoder = "C++" if case.call.startswith("cpp:") else "Python"
+            lines.append(f"{case.name:40} {len(data):>9} {decoder:>8} | {seconds:>7.2f} {rss / 1e6:>11.1f} "
+                         f"{rss / len(data):>8.1f} | {outcome}")
+    lines.append("target: peak RSS <= 10x the input, time linear, a DecodeError/VersionError naming the problem")
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(run()))
