@@ -1,7 +1,7 @@
 """C++ decode of one ~10 MB ExportedProgram: torch's generated header vs externspec's two backends.
 
 All three decode the same file into typed structs, compiled with the same flags (-O2), in one run;
-each is timed over several iterations inside its process (best and median). Target (DESIGN.md): the
+each is timed over several iterations inside its process (best and median). Target (docs/performance.md): the
 fast backend >= 5x torch's header, the default backend no slower than it.
 
 Run: `.venv/bin/python benchmarks/bench_cpp_decode.py` (or `make bench`).

@@ -2,7 +2,7 @@
 
 `run()` returns the lines of a table; each ratio is measured side by side in one run (best of
 several repeats, interleaved, so machine noise hits both sides alike). Target: call_function
-<= 2x the time of calling the op directly (DESIGN.md, performance targets).
+<= 2x the time of calling the op directly (docs/performance.md).
 """
 
 from __future__ import annotations

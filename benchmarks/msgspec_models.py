@@ -1,6 +1,6 @@
 """msgspec Structs for the same IDL, built from the IR: the "practical limit" baseline.
 
-DESIGN.md sets the Python decode target against msgspec's typed decode. These structs enforce
+docs/performance.md sets the Python decode target against msgspec's typed decode. These structs enforce
 what the generated pydantic models enforce on the benchmark document: types, required fields,
 and unions with exactly one member (forbid unknown members, a check in __post_init__).
 """

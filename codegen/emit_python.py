@@ -154,10 +154,9 @@ def emit_models(schema: ir.Schema) -> str:
     for t in order:
         body += ["", ""]
         body += _emit_enum(t) if isinstance(t, ir.Enum) else _emit_struct(schema, t)
-    body += ["", ""]
-    for t in order:
-        if isinstance(t, ir.Struct):
-            body.append(f"{t.name}.model_rebuild()")
+    # No model_rebuild() calls: the base classes defer building each validator to its first use
+    # (forward references resolve then), so importing the models costs no schema building.
+    body.append("")
     for c in schema.consts:
         body += ["", *_comment_lines(c.doc, "")]
         body.append(f"{c.name}: Final = {_literal(schema, c.type, c.value)}")

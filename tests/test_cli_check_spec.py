@@ -33,7 +33,7 @@ def test_mismatched_spec_exits_1_with_the_error(tmp_path: Path, capsys: pytest.C
     doc["nodes"][0]["node"]["inputs"][1]["arg"] = {"as_float": 2.0}
     path.write_text(json.dumps(doc))
     assert main(["check-spec", str(path)]) == 1
-    assert "argument `split_size` is `as_float` in the spec" in capsys.readouterr().out
+    assert "argument `split_size` is `as_float` in the spec" in capsys.readouterr().err
 
 
 def test_custom_ops_module_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -43,15 +43,15 @@ def test_custom_ops_module_is_imported_first(tmp_path: Path, capsys: pytest.Capt
     b.add(co.list_out, (torch.ones(2), 2))
     path = tmp_path / "spec.json"
     es.dump(b.build(), path)
-    assert main(["check-spec", str(path), "--import", "tests.support.custom_ops"]) == 0
+    assert main(["check-spec", str(path), "--load", "tests.support.custom_ops"]) == 0
     assert "(externspec_test::list_out): ints 1 in + 0 returned, tensors 1 in + 2 out" in capsys.readouterr().out
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-spec", str(tmp_path / "nope.json")]) == 1
-    assert "No such file" in capsys.readouterr().out
+    assert "No such file" in capsys.readouterr().err
 
 
 def test_unimportable_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check-spec", str(write_spec(tmp_path)), "--import", "no_such_module_here"]) == 1
-    assert "cannot register ops: ModuleNotFoundError" in capsys.readouterr().out
+    assert main(["check-spec", str(write_spec(tmp_path)), "--load", "no_such_module_here"]) == 1
+    assert "--load no_such_module_here: ModuleNotFoundError" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""`inspect`'s call-ABI slot counts (DESIGN.md, "Call ABI") on aten ops, per schema type and member."""
+"""`inspect`'s call-ABI slot counts (docs/call-abi.md) on aten ops, per schema type and member."""
 
 from __future__ import annotations
 

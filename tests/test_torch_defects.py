@@ -1,4 +1,4 @@
-"""One test per defect of torch 2.13 (DESIGN.md, "Known defects of the reference") that concerns
+"""One test per defect of torch 2.13 (docs/torch-defects.md) that concerns
 the exporter or the executor, showing externspec's behaviour. The defects of torch's own C++
 header and of decoding speed belong to the wire/codegen issues; the c10-numbered enum default
 that torch writes and then cannot read is in test_aoti_crosscheck.py (it needs a compiled model).

@@ -1,5 +1,5 @@
 """The compatibility checker: a rule registry over two IRs (old, new) -> findings -> the
-required version bump, compared with the SCHEMA_VERSION change (DESIGN.md, "Versioning").
+required version bump, compared with the SCHEMA_VERSION change (docs/versioning.md).
 
 Each rule (`RULES`) has an id, a one-line purpose, the categories it protects (wire-JSON,
 wire-binary, source), the bump it implies and a small pure check. Elements are paired by

@@ -103,6 +103,7 @@ class Struct(BaseModel):
         ser_json_inf_nan="strings",
         revalidate_instances="never",
         validate_assignment=False,
+        defer_build=True,
     )
 
 
@@ -112,7 +113,7 @@ class Union(BaseModel):
     Serializes as a single-key object. `type` is the member's name and `value` its value.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="strings")
+    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="strings", defer_build=True)
 
     MEMBERS: ClassVar[tuple[str, ...]] = ()
     THRIFT_FIELDS: ClassVar[ThriftFields] = ()

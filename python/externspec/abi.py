@@ -1,5 +1,5 @@
 """The extern-kernel call ABI as data: schema argument types, the Argument members each accepts,
-and which members take slots in the flat int/tensor arrays (DESIGN.md, "Call ABI").
+and which members take slots in the flat int/tensor arrays (docs/call-abi.md).
 
 Both sides use it: the exporter (`export.py`) to write a node and count slots, the executor
 (`runtime.py`) to validate a node against the runtime op schema and plan the slicing. Keeping the

@@ -37,8 +37,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args[0] == "--include":
         print(get_include())
-    else:
-        print(" ".join(compile_flags(args[1] if len(args) > 1 else "nlohmann")))
+        return 0
+    backend = args[1] if len(args) > 1 else "nlohmann"
+    if backend not in BACKENDS:
+        print(f"python -m externspec.cpp_include: unknown C++ JSON backend {backend!r}; "
+              f"expected one of {', '.join(BACKENDS)}", file=sys.stderr)
+        return 2
+    print(" ".join(compile_flags(backend)))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Upgraders: turn a document written under an older schema major into the next major.
 
-DESIGN.md: a reader requires its own major; older majors go through registered upgraders. An
+docs/versioning.md: a reader requires its own major; older majors go through registered upgraders. An
 upgrader is a pure function over the parsed JSON of one document type, registered for the major
 it upgrades *from*; `upgrade` applies them in order (N -> N+1 -> ... -> the reader's major) and
 stamps each result with `schema_version` (N+1).0, the first version of the next major. The

@@ -1,4 +1,4 @@
-"""Schema version checks on load (DESIGN.md, "Versioning").
+"""Schema version checks on load (docs/versioning.md).
 
 * ExternKernelNodes carries externspec's own `schema_version`. A document without one is
   torch-written and read under the 1.0 baseline. The same major is required; an older minor is

@@ -1,4 +1,4 @@
-"""JSON in and out of the generated models, with the wire rules of DESIGN.md.
+"""JSON in and out of the generated models, with the wire rules of docs/wire-format.md.
 
 * `loads`/`load` validate in one pass in pydantic-core (Rust) with the garbage collector paused:
   the models are acyclic trees, and collections triggered by millions of new objects otherwise

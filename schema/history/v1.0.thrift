@@ -21,7 +21,7 @@
 namespace py externspec
 namespace cpp externspec
 
-/** Version of this schema. Major: breaking change; minor: compatible addition (see DESIGN.md). */
+/** Version of this schema. Major: breaking change; minor: compatible addition (see docs/versioning.md). */
 struct SchemaVersion {
   10: i64 major;
   20: i64 minor;
@@ -226,7 +226,7 @@ struct ComplexValue {
  * 190); declaration order is the C++ tag order.
  *
  * In an extern-kernel file, which members carry values in the flat int/tensor arrays is decided
- * by the op schema, not by the member: see DESIGN.md, "Call ABI".
+ * by the op schema, not by the member: see docs/call-abi.md.
  */
 union Argument {
   /** None. The value is always true and never read. */

@@ -1,4 +1,4 @@
-"""The generated C++ API, and each C++-header defect of torch 2.13 (DESIGN.md) shown side by side:
+"""The generated C++ API, and each C++-header defect of torch 2.13 (docs/torch-defects.md) shown side by side:
 torch's generated_serialization_types.h misbehaves on the document, externspec's header does not."""
 
 from __future__ import annotations

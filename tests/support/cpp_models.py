@@ -70,7 +70,7 @@ class AbiModel(torch.nn.Module):
 
 
 class TorchDefectsModel(torch.nn.Module):
-    """Calls torch 2.13 compiles but its own runner cannot load (DESIGN.md, "Known defects")."""
+    """Calls torch 2.13 compiles but its own runner cannot load (docs/torch-defects.md)."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         a = co.floats(x, float("inf"), float("nan"), [float("-inf"), 1.0])

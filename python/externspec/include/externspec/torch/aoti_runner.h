@@ -1,7 +1,7 @@
 // Runs an AOTInductor-compiled model library (*.wrapper.so) with externspec's executor as its
 // proxy executor, through the C entry points of torch/csrc/inductor/aoti_runtime/interface.h.
 //
-// Facts this relies on (DESIGN.md, "Running AOTInductor-compiled models"): the library has no
+// Facts this relies on (docs/aoti-packages.md): the library has no
 // RPATH (torch must be loaded first), it is dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a
 // second model run the first one's code), the model takes ownership of input handles, output
 // handles are released to the caller, and an exception thrown in call_function comes back only

@@ -32,8 +32,6 @@ class Device(Struct):
     label: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
-Device.model_rebuild()
-
 __all__ = [
     "Device",
     "IDL_CHECKSUM",

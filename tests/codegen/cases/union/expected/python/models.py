@@ -45,9 +45,6 @@ class Value(Union):
     as_point: Optional[Point] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
-Point.model_rebuild()
-Value.model_rebuild()
-
 __all__ = [
     "IDL_CHECKSUM",
     "Point",
