@@ -149,6 +149,16 @@ def test_check_spec_loads_a_python_file_by_path(spec_file: Path, tmp_path: Path)
     assert "--load ./nope.py: FileNotFoundError" in no_traceback(r)
 
 
+def test_generate_outside_a_checkout_and_compat_of_missing_files(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "externspec", "generate", "--check"], capture_output=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode == 1
+    assert "schema/externspec.thrift: no such IDL file" in no_traceback(r)
+    r = externspec("compat", str(tmp_path / "old.thrift"), str(tmp_path / "new.thrift"))
+    assert r.returncode == 1
+    assert f"externspec compat: {tmp_path / 'old.thrift'}: cannot read: No such file" in no_traceback(r)
+
+
 @pytest.mark.parametrize("make_out", ["missing_dir", "is_dir"])
 @pytest.mark.parametrize("command", ["convert", "upgrade"])
 def test_write_failures_are_messages(spec_file: Path, tmp_path: Path, make_out: str, command: str) -> None:

@@ -7,13 +7,22 @@ The generated module is thin: it declares fields; the wire rules live here, once
 * Everything is strict: no "42" for an int, no 1 for a bool. The one lenient spot is torch's float
   convention: JSON ints, and the strings "Infinity", "-Infinity" and "NaN", are floats.
 * Integers are int64: out-of-range values are rejected, as the C++ side would.
+* Models are frozen: a field cannot be reassigned (`arg.as_float = 1.0` on an `as_int` union, or
+  `node.name = 123`), and `model_copy(update=...)` validates its result, so no model can hold
+  what `es.loads` refuses (the containers inside, lists and dicts, stay plain Python ones).
+* `Model.model_validate_json(text)` is `es.loads(text, Model)`: the version policy, the limits and
+  the JSON-path errors (`es.DecodeError`, `es.VersionError`) apply however a document enters.
+* Validators are built on first use (`defer_build`), so importing the models is cheap.
 """
 
 from __future__ import annotations
 
+import contextvars
 import enum
+import functools
 import math
-from typing import Annotated, Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ClassVar, ParamSpec, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
 from pydantic_core import PydanticCustomError, core_schema
@@ -92,7 +101,52 @@ def _omit(value: Any) -> bool:
 OMIT_IF_NONE: Any = _omit
 
 
-class Struct(BaseModel):
+# Set while `externspec.wire` decodes, so its own calls of model_validate_json reach pydantic.
+_IN_WIRE: contextvars.ContextVar[bool] = contextvars.ContextVar("externspec_in_wire", default=False)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def decoder(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Marks the wire's decode entry point: inside it, `model_validate_json` is pydantic's own."""
+
+    @functools.wraps(fn)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        token = _IN_WIRE.set(True)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _IN_WIRE.reset(token)
+
+    return call
+
+
+class _Model(BaseModel):
+    """What every generated model shares: frozen, copies validated, JSON through `es.loads`."""
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, *, strict: bool | None = None,
+                            extra: Any = None, context: Any = None, by_alias: bool | None = None,
+                            by_name: bool | None = None) -> Self:
+        """Decode JSON as `es.loads(json_data, cls)` does (version policy, limits, `es.DecodeError`);
+        `extra="forbid"` is `strict=True` there."""
+        if _IN_WIRE.get():
+            return super().model_validate_json(json_data, strict=strict, extra=extra, context=context,
+                                               by_alias=by_alias, by_name=by_name)
+        from . import wire
+
+        return wire.loads(json_data, cls, strict=extra == "forbid")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with `update`, the result is validated like a new model (a union given a second
+        member, or a field of the wrong type, raises pydantic's ValidationError)."""
+        copied = super().model_copy(update=update, deep=deep)
+        if not update:
+            return copied
+        return type(self).model_validate({name: getattr(copied, name) for name in copied.model_fields_set})
+
+
+class Struct(_Model):
     """Base of every generated struct."""
 
     THRIFT_FIELDS: ClassVar[ThriftFields] = ()
@@ -100,20 +154,21 @@ class Struct(BaseModel):
     model_config = ConfigDict(
         extra="ignore",
         strict=True,
+        frozen=True,
         ser_json_inf_nan="strings",
         revalidate_instances="never",
-        validate_assignment=False,
         defer_build=True,
     )
 
 
-class Union(BaseModel):
+class Union(_Model):
     """Base of every generated union: exactly one member is set, and it is not null.
 
     Serializes as a single-key object. `type` is the member's name and `value` its value.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="strings", defer_build=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, ser_json_inf_nan="strings",
+                              defer_build=True)
 
     MEMBERS: ClassVar[tuple[str, ...]] = ()
     THRIFT_FIELDS: ClassVar[ThriftFields] = ()

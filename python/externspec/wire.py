@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from . import upgrade, version
+from ._modelbase import decoder
 from .errors import DecodeError, VersionError
 
 M = TypeVar("M", bound=BaseModel)
@@ -183,6 +184,7 @@ def _nesting_exceeds(data: bytes | bytearray, levels: int) -> bool:
     return bool(brackets) and _INNERMOST_PAIR.search(brackets) is not None
 
 
+@decoder  # inside, the models' model_validate_json is pydantic's (outside, it comes here)
 def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False, source: str | None = None,
           max_bytes: int | None = None, max_depth: int | None = None) -> M:
     """Decode JSON text into `type` (a generated model class).
