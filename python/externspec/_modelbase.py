@@ -20,11 +20,13 @@ from __future__ import annotations
 import contextvars
 import enum
 import functools
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, ParamSpec, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 I64_MIN = -(2**63)
@@ -67,10 +69,18 @@ class WireEnum(enum.IntEnum):
         members = list(cls)
         by_value = core_schema.enum_schema(cls, members, sub_type="int")
         return core_schema.json_or_python_schema(
-            json_schema=core_schema.chain_schema([core_schema.int_schema(strict=True), by_value]),
+            json_schema=core_schema.chain_schema([core_schema.int_schema(strict=True), by_value],
+                                                 metadata={"pydantic_js_functions": [cls._json_schema]}),
             python_schema=core_schema.enum_schema(cls, members, sub_type="int", strict=True),
             serialization=core_schema.plain_serializer_function_ser_schema(int, when_used="json"),
         )
+
+
+    @classmethod
+    def _json_schema(cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """An integer that is one of the members' values, each named."""
+        return {"title": cls.__name__, "description": inspect.cleandoc(cls.__doc__ or ""), "type": "integer",
+                "oneOf": [{"const": m.value, "title": m.name} for m in cls]}
 
 
 def _float_out(value: float) -> float | str:
@@ -124,6 +134,8 @@ def decoder(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 class _Model(BaseModel):
     """What every generated model shares: frozen, copies validated, JSON through `es.loads`."""
 
+    FIELD_DOCS: ClassVar[dict[str, str]] = {}  # field name -> the IDL's doc (generated)
+
     @classmethod
     def model_validate_json(cls, json_data: str | bytes | bytearray, *, strict: bool | None = None,
                             extra: Any = None, context: Any = None, by_alias: bool | None = None,
@@ -136,6 +148,23 @@ class _Model(BaseModel):
         from . import wire
 
         return wire.loads(json_data, cls, strict=extra == "forbid")
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The wire exactly: field docs from the IDL as descriptions; unions (see Union) tightened."""
+        json_schema = handler(schema)
+        target = handler.resolve_ref_schema(json_schema)
+        properties = target.get("properties", {})
+        for name, doc in cls.FIELD_DOCS.items():
+            if name in properties:
+                properties[name]["description"] = doc
+        cls._wire_json_schema(target)
+        return json_schema
+
+    @classmethod
+    def _wire_json_schema(cls, target: JsonSchemaValue) -> None:
+        """Adjust the resolved schema of this model in place (unions override it)."""
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with `update`, the result is validated like a new model (a union given a second
@@ -190,6 +219,17 @@ class Union(_Model):
                 {"member": name, "union": type(self).__name__},
             )
         return self
+
+    @classmethod
+    def _wire_json_schema(cls, target: JsonSchemaValue) -> None:
+        """Exactly one key, a known member, whose value is not null."""
+        for member in target.get("properties", {}).values():
+            member.pop("default", None)
+            choices = member.pop("anyOf", None)
+            if choices is not None:
+                non_null = [c for c in choices if c != {"type": "null"}]
+                member.update(non_null[0] if len(non_null) == 1 else {"anyOf": non_null})
+        target.update(minProperties=1, maxProperties=1, additionalProperties=False)
 
     @property
     def type(self) -> str:
