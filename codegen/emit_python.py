@@ -6,6 +6,7 @@ wire rules themselves live in `externspec._modelbase`; this file only declares f
 
 from __future__ import annotations
 
+import json
 import re
 
 from . import ir
@@ -126,10 +127,18 @@ def _emit_struct(schema: ir.Schema, s: ir.Struct) -> list[str]:
         out.append(f"    MEMBERS: ClassVar[tuple[str, ...]] = ({names}{',' if len(s.fields) == 1 else ''})")
         out.append("")
     out += _thrift_fields(s)
-    for f in s.fields:
-        out += _comment_lines(f.doc, "    ")
-        out.append(_field_line(schema, s, f))
+    out += _field_docs(s)
+    out += [_field_line(schema, s, f) for f in s.fields]
     return out
+
+
+def _field_docs(s: ir.Struct) -> list[str]:
+    """The IDL's field docs as data: `model_json_schema()` gives them as descriptions."""
+    documented = [f for f in s.fields if f.doc]
+    if not documented:
+        return []
+    entries = [f"        {json.dumps(f.name)}: {json.dumps(' '.join(f.doc.split()))}," for f in documented]
+    return ["    FIELD_DOCS: ClassVar[dict[str, str]] = {", *entries, "    }", ""]
 
 
 def _imports(schema: ir.Schema, body: str) -> list[str]:
@@ -154,10 +163,9 @@ def emit_models(schema: ir.Schema) -> str:
     for t in order:
         body += ["", ""]
         body += _emit_enum(t) if isinstance(t, ir.Enum) else _emit_struct(schema, t)
-    body += ["", ""]
-    for t in order:
-        if isinstance(t, ir.Struct):
-            body.append(f"{t.name}.model_rebuild()")
+    # No model_rebuild() calls: the base classes defer building each validator to its first use
+    # (forward references resolve then), so importing the models costs no schema building.
+    body.append("")
     for c in schema.consts:
         body += ["", *_comment_lines(c.doc, "")]
         body.append(f"{c.name}: Final = {_literal(schema, c.type, c.value)}")

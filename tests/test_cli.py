@@ -143,7 +143,7 @@ def test_validate_bad_files(artifacts, documents, tmp_path):
     def case(name: str, data: bytes, expected: str) -> None:
         cases[name] = (data, expected)
 
-    case("truncated.json", documents["wrapper"].read_bytes()[:150], r"not valid JSON: .*\(char 150\)")
+    case("truncated.json", documents["wrapper"].read_bytes()[:150], r"\$: Invalid JSON: EOF while .* column 150")
     case("array.json", b"[1, 2]", r"expected a JSON object at the top level, got an array")
     case("unknown.json", b'{"hello": 1}', r"cannot tell the document type from its top-level keys \(hello\)")
     case("newer_major.json", json.dumps({**wrapper, "schema_version": {"major": 2, "minor": 0}}).encode(),
@@ -342,7 +342,8 @@ def test_colour_and_progress_only_on_a_tty(tmp_path):
         p = tmp_path / f"n{i}.json"
         p.write_text(json.dumps({"nodes": [], "schema_version": {"major": 1, "minor": 0}}))
         files.append(str(p))
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    # wide enough for the whole path (pytest-xdist temp paths exceed a pty's default 80 columns)
+    env = {**{k: v for k, v in os.environ.items() if k != "NO_COLOR"}, "COLUMNS": "400"}
     out = _run_in_pty(["validate", *files], env)
     assert "\x1b[32mOK\x1b[0m" in out  # green OK
     assert f"[3/3] {files[2]}" in out  # progress line, redrawn with \r

@@ -35,7 +35,7 @@ def test_mismatched_spec_exits_1_with_the_error(tmp_path: Path, capsys: pytest.C
     doc["nodes"][0]["node"]["inputs"][1]["arg"] = {"as_float": 2.0}
     path.write_text(json.dumps(doc))
     assert main(["check-spec", str(path)]) == 1
-    assert "argument `split_size` is `as_float` in the spec" in capsys.readouterr().out
+    assert "argument `split_size` is `as_float` in the spec" in capsys.readouterr().err
 
 
 def test_deeply_nested_op_schema_is_refused_not_a_crash(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_deeply_nested_op_schema_is_refused_not_a_crash(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     run = subprocess.run([sys.executable, "-m", "externspec", "check-spec", str(path)], capture_output=True, text=True)
     assert run.returncode == 1, run
-    assert "metadata `externspec.op_schema` nests 5001 levels deep (the limit is 32)" in run.stdout
+    assert "metadata `externspec.op_schema` nests 5001 levels deep (the limit is 32)" in run.stderr
 
 
 def test_custom_ops_module_is_imported_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,15 +58,15 @@ def test_custom_ops_module_is_imported_first(tmp_path: Path, capsys: pytest.Capt
     b.add(co.list_out, (torch.ones(2), 2))
     path = tmp_path / "spec.json"
     es.dump(b.build(), path)
-    assert main(["check-spec", str(path), "--import", "tests.support.custom_ops"]) == 0
+    assert main(["check-spec", str(path), "--load", "tests.support.custom_ops"]) == 0
     assert "(externspec_test::list_out): ints 1 in + 0 returned, tensors 1 in + 2 out" in capsys.readouterr().out
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-spec", str(tmp_path / "nope.json")]) == 1
-    assert "No such file" in capsys.readouterr().out
+    assert "No such file" in capsys.readouterr().err
 
 
 def test_unimportable_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check-spec", str(write_spec(tmp_path)), "--import", "no_such_module_here"]) == 1
-    assert "cannot register ops: ModuleNotFoundError" in capsys.readouterr().out
+    assert main(["check-spec", str(write_spec(tmp_path)), "--load", "no_such_module_here"]) == 1
+    assert "--load no_such_module_here: ModuleNotFoundError" in capsys.readouterr().err

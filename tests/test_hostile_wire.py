@@ -37,7 +37,7 @@ def _decode_or_reject(data: str | bytes, model: type[BaseModel], strict: bool = 
     try:
         doc = es.loads(data, model, strict=strict)
     except es.DecodeError as exc:
-        assert exc.errors and all(path.startswith("$") for path, _ in exc.errors), exc.errors
+        assert exc.errors() and all(e["path"].startswith("$") for e in exc.errors()), exc.errors()
         assert str(exc)
         return None
     except es.VersionError as exc:

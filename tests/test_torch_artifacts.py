@@ -55,7 +55,7 @@ def test_aoti_extern_kernel_file_round_trips_equal_to_torch() -> None:
 def test_torch_runs_an_externspec_written_extern_kernel_file(tmp_path: Path) -> None:
     package = artifacts.aoti_package()
     nodes = es.loads(artifacts.read_member(package, ".wrapper.json"), es.ExternKernelNodes)
-    nodes.schema_version = es.SCHEMA_VERSION  # a versioned file: torch's reader ignores the key
+    nodes = nodes.model_copy(update={"schema_version": es.SCHEMA_VERSION})  # versioned: torch's reader ignores the key
     patched = artifacts.replace_member(package, ".wrapper.json", es.dumps(nodes).encode(), tmp_path / "ours.pt2")
     assert b"schema_version" in artifacts.read_member(patched, ".wrapper.json")
     runner = torch._inductor.aoti_load_package(str(patched))

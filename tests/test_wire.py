@@ -61,7 +61,7 @@ def test_every_error_is_reported() -> None:
     doc = {"nodes": [{"name": 1, "node": {"target": 2, "inputs": [], "outputs": [], "metadata": {}}}]}
     with pytest.raises(es.DecodeError) as info:
         es.loads(json.dumps(doc), es.ExternKernelNodes)
-    assert [p for p, _ in info.value.errors] == ["$.nodes[0].name", "$.nodes[0].node.target"]
+    assert [e["path"] for e in info.value.errors()] == ["$.nodes[0].name", "$.nodes[0].node.target"]
     assert "(and 1 more)" in str(info.value)
 
 

@@ -1,6 +1,6 @@
 """The version-bump policy: what SCHEMA_VERSION must become for a given required bump.
 
-Policy (docs/versioning.md), as code with a table test:
+Policy (docs/versioning.md, "Change classes"), as code with a table test:
 * none  -> the version stays;
 * minor -> (major, minor + 1);
 * major -> (major + 1, 0). A major bump resets the minor to 0, unlike torch's (major + 1, 1):

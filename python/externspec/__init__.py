@@ -1,12 +1,20 @@
 """externspec: the versioned contract between AOT-compiled PyTorch code and its extern kernels.
 
-The models are generated from schema/externspec.thrift; `loads`/`dumps` speak torch 2.13's JSON.
+The models are generated from schema/externspec.thrift; `loads`/`dumps` speak torch 2.13's JSON
+(docs/wire-format.md). `import externspec` needs pydantic only: the exporter (`SpecBuilder`,
+`CallSite`), the Python executor (`ProxyExecutor`) and the C++ executor (`cpp`) import torch on
+first access, so the command line and the wire format start fast with or without torch.
 """
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING
 
 from ._generated.models import *  # noqa: F403
 from ._generated.models import IDL_CHECKSUM, SCHEMA_VERSION
 from ._generated.models import __all__ as _model_names
-from .cpp_include import get_include
 from .errors import (
     CallError,
     DecodeError,
@@ -19,14 +27,25 @@ from .errors import (
 )
 from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
 
-try:  # the exporter and executor need torch; the models and wire format do not
-    from .export import CallSite, SpecBuilder
-    from .runtime import ProxyExecutor
-except ImportError as _exc:  # pragma: no cover - exercised only without torch
-    if _exc.name != "torch":
-        raise
+if TYPE_CHECKING:
+    from . import cpp as cpp
+    from .cpp_include import get_include as get_include
+    from .export import CallSite as CallSite
+    from .export import SpecBuilder as SpecBuilder
+    from .runtime import ProxyExecutor as ProxyExecutor
 
 __version__ = "0.1.0"
+
+# name -> (module, attribute or None for the module itself, whether it needs torch)
+_LAZY: dict[str, tuple[str, str | None, bool]] = {
+    "SpecBuilder": (".export", "SpecBuilder", True),
+    "CallSite": (".export", "CallSite", True),
+    "ProxyExecutor": (".runtime", "ProxyExecutor", True),
+    "cpp": (".cpp", None, True),
+    "get_include": (".cpp_include", "get_include", False),
+}
+
+_TORCH_NAMES = ["CallSite", "ProxyExecutor", "SpecBuilder"]
 
 __all__ = [
     *_model_names,
@@ -34,13 +53,10 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "SCHEMA_VERSION",
     "CallError",
-    "CallSite",
     "DecodeError",
     "ExternSpecError",
     "ModelError",
     "PackageError",
-    "ProxyExecutor",
-    "SpecBuilder",
     "SpecMismatchError",
     "UnsupportedError",
     "VersionError",
@@ -49,13 +65,27 @@ __all__ = [
     "get_include",
     "load",
     "loads",
+    # `from externspec import *` exports the torch-backed names only where torch is installed
+    *(_TORCH_NAMES if importlib.util.find_spec("torch") is not None else []),
 ]
 
 
 def __getattr__(name: str) -> object:
-    """`es.cpp` (the C++ executor) is imported on first access: it builds a torch extension."""
-    if name == "cpp":
-        import importlib
+    """Import the torch-backed parts on first access, and say plainly when torch is missing."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name, attribute, needs_torch = _LAZY[name]
+    try:
+        module = importlib.import_module(module_name, __name__)
+    except ModuleNotFoundError as e:
+        if not needs_torch or e.name != "torch":
+            raise
+        raise ImportError(f"externspec.{name} needs torch, which is not installed "
+                          f"(pip install 'externspec[torch]')", name="torch") from None
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
 
-        return importlib.import_module(".cpp", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

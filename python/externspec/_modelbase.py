@@ -7,15 +7,26 @@ The generated module is thin: it declares fields; the wire rules live here, once
 * Everything is strict: no "42" for an int, no 1 for a bool. The one lenient spot is torch's float
   convention: JSON ints, and the strings "Infinity", "-Infinity" and "NaN", are floats.
 * Integers are int64: out-of-range values are rejected, as the C++ side would.
+* Models are frozen: a field cannot be reassigned (`arg.as_float = 1.0` on an `as_int` union, or
+  `node.name = 123`), and `model_copy(update=...)` validates its result, so no model can hold
+  what `es.loads` refuses (the containers inside, lists and dicts, stay plain Python ones).
+* `Model.model_validate_json(text)` is `es.loads(text, Model)`: the version policy, the limits and
+  the JSON-path errors (`es.DecodeError`, `es.VersionError`) apply however a document enters.
+* Validators are built on first use (`defer_build`), so importing the models is cheap.
 """
 
 from __future__ import annotations
 
+import contextvars
 import enum
+import functools
+import inspect
 import math
-from typing import Annotated, Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ClassVar, ParamSpec, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 I64_MIN = -(2**63)
@@ -58,10 +69,18 @@ class WireEnum(enum.IntEnum):
         members = list(cls)
         by_value = core_schema.enum_schema(cls, members, sub_type="int")
         return core_schema.json_or_python_schema(
-            json_schema=core_schema.chain_schema([core_schema.int_schema(strict=True), by_value]),
+            json_schema=core_schema.chain_schema([core_schema.int_schema(strict=True), by_value],
+                                                 metadata={"pydantic_js_functions": [cls._json_schema]}),
             python_schema=core_schema.enum_schema(cls, members, sub_type="int", strict=True),
             serialization=core_schema.plain_serializer_function_ser_schema(int, when_used="json"),
         )
+
+
+    @classmethod
+    def _json_schema(cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """An integer that is one of the members' values, each named."""
+        return {"title": cls.__name__, "description": inspect.cleandoc(cls.__doc__ or ""), "type": "integer",
+                "oneOf": [{"const": m.value, "title": m.name} for m in cls]}
 
 
 def _float_out(value: float) -> float | str:
@@ -92,7 +111,71 @@ def _omit(value: Any) -> bool:
 OMIT_IF_NONE: Any = _omit
 
 
-class Struct(BaseModel):
+# Set while `externspec.wire` decodes, so its own calls of model_validate_json reach pydantic.
+_IN_WIRE: contextvars.ContextVar[bool] = contextvars.ContextVar("externspec_in_wire", default=False)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def decoder(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Marks the wire's decode entry point: inside it, `model_validate_json` is pydantic's own."""
+
+    @functools.wraps(fn)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        token = _IN_WIRE.set(True)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _IN_WIRE.reset(token)
+
+    return call
+
+
+class _Model(BaseModel):
+    """What every generated model shares: frozen, copies validated, JSON through `es.loads`."""
+
+    FIELD_DOCS: ClassVar[dict[str, str]] = {}  # field name -> the IDL's doc (generated)
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, *, strict: bool | None = None,
+                            extra: Any = None, context: Any = None, by_alias: bool | None = None,
+                            by_name: bool | None = None) -> Self:
+        """Decode JSON as `es.loads(json_data, cls)` does (version policy, limits, `es.DecodeError`);
+        `extra="forbid"` is `strict=True` there."""
+        if _IN_WIRE.get():
+            return super().model_validate_json(json_data, strict=strict, extra=extra, context=context,
+                                               by_alias=by_alias, by_name=by_name)
+        from . import wire
+
+        return wire.loads(json_data, cls, strict=extra == "forbid")
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The wire exactly: field docs from the IDL as descriptions; unions (see Union) tightened."""
+        json_schema = handler(schema)
+        target = handler.resolve_ref_schema(json_schema)
+        properties = target.get("properties", {})
+        for name, doc in cls.FIELD_DOCS.items():
+            if name in properties:
+                properties[name]["description"] = doc
+        cls._wire_json_schema(target)
+        return json_schema
+
+    @classmethod
+    def _wire_json_schema(cls, target: JsonSchemaValue) -> None:
+        """Adjust the resolved schema of this model in place (unions override it)."""
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with `update`, the result is validated like a new model (a union given a second
+        member, or a field of the wrong type, raises pydantic's ValidationError)."""
+        copied = super().model_copy(update=update, deep=deep)
+        if not update:
+            return copied
+        return type(self).model_validate({name: getattr(copied, name) for name in copied.model_fields_set})
+
+
+class Struct(_Model):
     """Base of every generated struct."""
 
     THRIFT_FIELDS: ClassVar[ThriftFields] = ()
@@ -100,19 +183,21 @@ class Struct(BaseModel):
     model_config = ConfigDict(
         extra="ignore",
         strict=True,
+        frozen=True,
         ser_json_inf_nan="strings",
         revalidate_instances="never",
-        validate_assignment=False,
+        defer_build=True,
     )
 
 
-class Union(BaseModel):
+class Union(_Model):
     """Base of every generated union: exactly one member is set, and it is not null.
 
     Serializes as a single-key object. `type` is the member's name and `value` its value.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="strings")
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, ser_json_inf_nan="strings",
+                              defer_build=True)
 
     MEMBERS: ClassVar[tuple[str, ...]] = ()
     THRIFT_FIELDS: ClassVar[ThriftFields] = ()
@@ -134,6 +219,17 @@ class Union(BaseModel):
                 {"member": name, "union": type(self).__name__},
             )
         return self
+
+    @classmethod
+    def _wire_json_schema(cls, target: JsonSchemaValue) -> None:
+        """Exactly one key, a known member, whose value is not null."""
+        for member in target.get("properties", {}).values():
+            member.pop("default", None)
+            choices = member.pop("anyOf", None)
+            if choices is not None:
+                non_null = [c for c in choices if c != {"type": "null"}]
+                member.update(non_null[0] if len(non_null) == 1 else {"anyOf": non_null})
+        target.update(minProperties=1, maxProperties=1, additionalProperties=False)
 
     @property
     def type(self) -> str:

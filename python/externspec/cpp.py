@@ -143,7 +143,7 @@ def _spec_json(spec: ExternKernelNodes | str | os.PathLike[str]) -> tuple[str, s
 
 
 def _with_source(exc: DecodeError, source: str | None) -> DecodeError:
-    return DecodeError(exc.errors, source=source) if source else exc
+    return DecodeError(exc.errors(), source=source) if source else exc
 
 
 class ProxyExecutor:

@@ -252,7 +252,8 @@ def part_c() -> bool:
     except RuntimeError as exc:
         # clip_pair's hi=inf is written as "Infinity", which torch's OSSProxyExecutor cannot read.
         print(f"  torch's own loader rejects the file it wrote: {str(exc).strip()}")
-        print("    (torch 2.13 defect: a float argument of inf/NaN is written as \"Infinity\" and then fails to load)")
+        print("    (torch defect, docs/torch-defects.md: a float argument of inf/NaN is written as \"Infinity\" "
+              "and then fails to load)")
         vs_torch = 0.0
     else:
         vs_torch = max_diff(got, flat(compiled(x, y)))

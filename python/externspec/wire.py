@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import upgrade, version
+from ._modelbase import decoder
 from .errors import DecodeError, VersionError
 
 M = TypeVar("M", bound=BaseModel)
@@ -191,6 +192,7 @@ def _nesting_exceeds(data: bytes | bytearray, levels: int) -> bool:
     return bool(brackets) and _INNERMOST_PAIR.search(brackets) is not None
 
 
+@decoder  # inside, the models' model_validate_json is pydantic's (outside, it comes here)
 def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False, source: str | None = None,
           max_bytes: int | None = None, max_depth: int | None = None) -> M:
     """Decode JSON text into `type` (a generated model class).
@@ -262,7 +264,8 @@ def _reread(data: str | bytes | bytearray, type: type[M], exc: ValidationError, 
         # Torch-written: unknown keys are ignored, as torch does; its problems are the lenient reading's.
         return _validate_json(data, type, None, policy, source)
     error = decode_error(type, exc, source)
-    policy.check_raw(doc_version, [(path, msg) for path, msg in error.errors if msg.startswith("unknown key")],
+    policy.check_raw(doc_version, [(e["path"], e["message"]) for e in error.errors()
+                                 if e["message"].startswith("unknown key")],
                      source)
     raise error from None
 

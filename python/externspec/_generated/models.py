@@ -110,9 +110,12 @@ class Device(Struct):
         (20, "index", "i64"),
     )
 
-    # Device type name as torch spells it: "cpu", "cuda", "meta", ...
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "type": "Device type name as torch spells it: \"cpu\", \"cuda\", \"meta\", ...",
+        "index": "Device index; null means the current device of that type.",
+    }
+
     type: str
-    # Device index; null means the current device of that type.
     index: Optional[I64] = None
 
 
@@ -140,7 +143,10 @@ class SymExpr(Struct):
         (20, "hint", "SymExprHint"),
     )
 
-    # The expression as sympy prints it, e.g. "s0 + 8".
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "expr_str": "The expression as sympy prints it, e.g. \"s0 + 8\".",
+    }
+
     expr_str: str
     hint: Optional[SymExprHint] = None
 
@@ -297,9 +303,12 @@ class CustomObjArgument(Struct):
         (20, "class_fqn", "string"),
     )
 
-    # Name of the constant, e.g. "_torchbind_obj0"; the executor binds the object by this name.
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "name": "Name of the constant, e.g. \"_torchbind_obj0\"; the executor binds the object by this name.",
+        "class_fqn": "Fully qualified class name, e.g. \"__torch__.torch.classes.ns.Foo\".",
+    }
+
     name: str
-    # Fully qualified class name, e.g. "__torch__.torch.classes.ns.Foo".
     class_fqn: str
 
 
@@ -360,7 +369,13 @@ class Argument(Union):
         (300, "as_float_lists", ("list", ("list", "double"))),
     )
 
-    # None. The value is always true and never read.
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "as_none": "None. The value is always true and never read.",
+        "as_optional_tensors": "A `Tensor?[]` input: None entries take no slot in the tensor array.",
+        "as_operator": "An operator, by Python path, e.g. \"torch.ops.aten.add.Tensor\" (torch.export only).",
+        "as_optional_tensor": "A `Tensor?` return value (inputs of type `Tensor?` use as_tensor or as_none).",
+    }
+
     as_none: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_tensor: Optional[TensorArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_tensors: Optional[list[TensorArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -381,14 +396,11 @@ class Argument(Union):
     as_sym_bool: Optional[SymBoolArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_sym_bools: Optional[list[SymBoolArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_graph: Optional[GraphArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    # A `Tensor?[]` input: None entries take no slot in the tensor array.
     as_optional_tensors: Optional[list[OptionalTensorArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_custom_obj: Optional[CustomObjArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    # An operator, by Python path, e.g. "torch.ops.aten.add.Tensor" (torch.export only).
     as_operator: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_sym_float: Optional[SymFloatArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_sym_floats: Optional[list[SymFloatArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    # A `Tensor?` return value (inputs of type `Tensor?` use as_tensor or as_none).
     as_optional_tensor: Optional[OptionalTensorArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_complex: Optional[ComplexValue] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_nested_tensors: Optional[list[list[TensorArgument]]] = Field(default=None, exclude_if=OMIT_IF_NONE)
@@ -406,7 +418,10 @@ class NamedArgument(Struct):
         (30, "kind", "ArgumentKind"),
     )
 
-    # The op schema's argument name; executors match inputs to the schema by this name.
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "name": "The op schema's argument name; executors match inputs to the schema by this name.",
+    }
+
     name: str
     arg: Argument
     kind: Optional[ArgumentKind] = None
@@ -424,14 +439,16 @@ class Node(Struct):
         (60, "name", "string"),
     )
 
-    # The operator. Extern-kernel files use the c10 name "ns::op" or "ns::op.overload" (or
-    # "call_torchbind"); torch.export uses the Python path "torch.ops.ns.op.overload".
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "target": "The operator. Extern-kernel files use the c10 name \"ns::op\" or \"ns::op.overload\" (or \"call_torchbind\"); torch.export uses the Python path \"torch.ops.ns.op.overload\".",
+        "inputs": "Inputs in op-schema order.",
+        "outputs": "One entry per schema return.",
+        "metadata": "Free-form metadata; \"torch_library_custom_op\": \"1\" marks a torch.library.custom_op op.",
+    }
+
     target: str
-    # Inputs in op-schema order.
     inputs: list[NamedArgument]
-    # One entry per schema return.
     outputs: list[Argument]
-    # Free-form metadata; "torch_library_custom_op": "1" marks a torch.library.custom_op op.
     metadata: dict[str, str]
     is_hop_single_tensor_return: Optional[bool] = None
     name: Optional[str] = None
@@ -752,11 +769,14 @@ class ModuleCallSignature(Struct):
         (50, "forward_arg_names", ("list", "string")),
     )
 
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "in_spec": "Serialized pytree spec of the inputs.",
+        "out_spec": "Serialized pytree spec of the outputs.",
+    }
+
     inputs: list[Argument]
     outputs: list[Argument]
-    # Serialized pytree spec of the inputs.
     in_spec: str
-    # Serialized pytree spec of the outputs.
     out_spec: str
     forward_arg_names: Optional[list[str]] = None
 
@@ -769,7 +789,10 @@ class ModuleCallEntry(Struct):
         (30, "signature", "ModuleCallSignature"),
     )
 
-    # Fully qualified submodule name; "" for the root.
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "fqn": "Fully qualified submodule name; \"\" for the root.",
+    }
+
     fqn: str
     signature: Optional[ModuleCallSignature] = None
 
@@ -815,11 +838,14 @@ class ExportedProgram(Struct):
         (90, "guards_code", ("list", "string")),
     )
 
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "opset_version": "Operator set versions by namespace, e.g. {\"aten\": 10}.",
+        "schema_version": "torch's export schema version (8.20 in torch 2.13), checked against TORCH_EXPORT_SCHEMA_MAJOR.",
+    }
+
     graph_module: GraphModule
-    # Operator set versions by namespace, e.g. {"aten": 10}.
     opset_version: dict[str, I64]
     range_constraints: dict[str, RangeConstraint]
-    # torch's export schema version (8.20 in torch 2.13), checked against TORCH_EXPORT_SCHEMA_MAJOR.
     schema_version: SchemaVersion
     verifiers: list[str] = Field(default_factory=lambda: [])
     torch_version: str = '<=2.4'
@@ -880,7 +906,10 @@ class ExternKernelNode(Struct):
         (20, "node", "Node"),
     )
 
-    # The Inductor buffer name, e.g. "buf3". Informational: not a unique key.
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "name": "The Inductor buffer name, e.g. \"buf3\". Informational: not a unique key.",
+    }
+
     name: str
     node: Node
 
@@ -896,62 +925,13 @@ class ExternKernelNodes(Struct):
         (20, "schema_version", "SchemaVersion"),
     )
 
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "schema_version": "externspec's schema version; omitted from the JSON when unset, as torch writes it.",
+    }
+
     nodes: list[ExternKernelNode]
-    # externspec's schema version; omitted from the JSON when unset, as torch writes it.
     schema_version: Optional[SchemaVersion] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
-
-SchemaVersion.model_rebuild()
-Device.model_rebuild()
-SymExprHint.model_rebuild()
-SymExpr.model_rebuild()
-SymInt.model_rebuild()
-SymFloat.model_rebuild()
-SymBool.model_rebuild()
-TensorMeta.model_rebuild()
-SymIntArgument.model_rebuild()
-SymFloatArgument.model_rebuild()
-SymBoolArgument.model_rebuild()
-TensorArgument.model_rebuild()
-TokenArgument.model_rebuild()
-OptionalTensorArgument.model_rebuild()
-CustomObjArgument.model_rebuild()
-ComplexValue.model_rebuild()
-Argument.model_rebuild()
-NamedArgument.model_rebuild()
-Node.model_rebuild()
-Graph.model_rebuild()
-GraphArgument.model_rebuild()
-UserInputSpec.model_rebuild()
-ConstantValue.model_rebuild()
-InputToConstantInputSpec.model_rebuild()
-InputToParameterSpec.model_rebuild()
-InputToBufferSpec.model_rebuild()
-InputToTensorConstantSpec.model_rebuild()
-InputToCustomObjSpec.model_rebuild()
-InputTokenSpec.model_rebuild()
-InputSpec.model_rebuild()
-UserOutputSpec.model_rebuild()
-LossOutputSpec.model_rebuild()
-BufferMutationSpec.model_rebuild()
-ParameterMutationSpec.model_rebuild()
-GradientToParameterSpec.model_rebuild()
-GradientToUserInputSpec.model_rebuild()
-UserInputMutationSpec.model_rebuild()
-OutputTokenSpec.model_rebuild()
-OutputSpec.model_rebuild()
-GraphSignature.model_rebuild()
-RangeConstraint.model_rebuild()
-ModuleCallSignature.model_rebuild()
-ModuleCallEntry.model_rebuild()
-NamedTupleDef.model_rebuild()
-GraphModule.model_rebuild()
-ExportedProgram.model_rebuild()
-PayloadMeta.model_rebuild()
-PayloadConfig.model_rebuild()
-AOTInductorModelPickleData.model_rebuild()
-ExternKernelNode.model_rebuild()
-ExternKernelNodes.model_rebuild()
 
 # The version of externspec's own documents (ExternKernelNodes). Readers accept the same major
 # and any minor; a newer minor is read only when it carries nothing this reader does not know.

@@ -13,15 +13,21 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
+import sys
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 import externspec as es
-from externspec import thrift_codec
+from externspec import wire
+
+if TYPE_CHECKING:
+    from externspec._thrift_base import Protocol
 
 # Document types a file may hold, in the order binary input is tried (the first fields differ).
 DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
@@ -50,12 +56,16 @@ class InputError(Exception):
 
 @dataclass
 class Source:
-    """One document to decode: where it came from, its bytes, its format and (if known) its type."""
+    """One document to decode: where it came from, its bytes, its format and (if known) its type.
 
-    label: str  # a file path, or `archive.pt2:member/path.json`
+    `error` is set instead of `data` for an archive member that cannot be read (too large, encrypted,
+    an unknown compression): the other members of the archive are still checked."""
+
+    label: str  # a file path, `-` for stdin, or `archive.pt2:member/path.json`
     data: bytes
     format: str  # json | binary | compact
     type: type[BaseModel] | None = None
+    error: str | None = None
 
 
 def format_of(path: str, override: str | None = None) -> str | None:
@@ -65,21 +75,46 @@ def format_of(path: str, override: str | None = None) -> str | None:
     return EXTENSIONS.get(os.path.splitext(path)[1].lower())
 
 
+def _limit() -> int:
+    return wire.MAX_JSON_BYTES
+
+
+def _too_large(size: int) -> str:
+    return (f"document of {size} bytes exceeds the size limit of {_limit()} bytes "
+            f"(externspec.wire.MAX_JSON_BYTES)")
+
+
+def _read_bounded(f: IO[bytes], label: str) -> bytes:
+    """At most the size limit from `f`: a file that is (or grows) larger is refused, never read whole."""
+    data = f.read(_limit() + 1)
+    if len(data) > _limit():
+        raise InputError(f"{label}: {_too_large(len(data))} or more")
+    return data
+
+
 def read_sources(path: str, *, format: str | None = None, type_name: str | None = None) -> Iterator[Source]:
-    """The documents in a file: one for a plain file, one per schema member of a .pt2 archive."""
+    """The documents in a file: one for a plain file (`-` is stdin), one per schema member of a .pt2
+    archive. Sizes are checked before anything is read (the file size, each member's header)."""
     forced = DOCUMENT_TYPES[type_name] if type_name else None
+    if path == "-":
+        data = _read_bounded(sys.stdin.buffer, "<stdin>")
+        yield Source("-", data, format or _sniff(data), forced)
+        return
     try:
-        if zipfile.is_zipfile(path):
-            yield from _archive_sources(path, forced)
-            return
         with open(path, "rb") as f:
-            data = f.read()
-    except (OSError, zipfile.BadZipFile) as e:
-        raise InputError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    fmt = format_of(path, format) or _sniff(data)
-    if path.endswith(".pt2"):
-        raise InputError(f"{path}: not a zip archive (a .pt2 file is one): truncated or not a .pt2")
-    yield Source(path, data, fmt, forced)
+            if zipfile.is_zipfile(f):
+                yield from _archive_sources(path, f, forced)
+                return
+            if path.endswith(".pt2"):
+                raise InputError(f"{path}: not a zip archive (a .pt2 file is one): truncated or not a .pt2")
+            size = os.fstat(f.fileno()).st_size
+            if size > _limit():
+                raise InputError(f"{path}: {_too_large(size)}")
+            f.seek(0)
+            data = _read_bounded(f, path)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    yield Source(path, data, format_of(path, format) or _sniff(data), forced)
 
 
 def _sniff(data: bytes) -> str:
@@ -87,24 +122,86 @@ def _sniff(data: bytes) -> str:
     return "json" if data.lstrip()[:1] == b"{" else "binary"
 
 
-def _archive_sources(path: str, forced: type[BaseModel] | None) -> Iterator[Source]:
-    with zipfile.ZipFile(path) as archive:
+# zipfile's failures on hostile archives: a corrupt or truncated member (BadZipFile, EOFError,
+# zlib.error), an encrypted one (RuntimeError), an unknown compression method (NotImplementedError).
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError)
+
+
+def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) -> Iterator[Source]:
+    try:
+        archive = zipfile.ZipFile(f)
+        members = archive.infolist()
+    except _ZIP_ERRORS as e:
+        raise InputError(f"{path}: cannot read the archive: {e}") from None
+    with archive:
         found = False
-        for name in archive.namelist():
-            kind = next((t for pattern, t in _ARCHIVE_MEMBERS if fnmatch.fnmatch(name, pattern)), None)
+        for info in members:
+            kind = next((t for pattern, t in _ARCHIVE_MEMBERS if fnmatch.fnmatch(info.filename, pattern)), None)
             if kind is None:
                 continue
             found = True
+            label = f"{path}:{info.filename}"
+            problem = _member_problem(info)
+            if problem:
+                yield Source(label, b"", "json", forced or kind, error=problem)
+                continue
             try:
-                data = archive.read(name)
-            except (zipfile.BadZipFile, OSError, EOFError) as e:
-                raise InputError(f"{path}:{name}: cannot read the archive member: {e}") from None
-            yield Source(f"{path}:{name}", data, "json", forced or kind)
+                with archive.open(info) as member:
+                    data = _read_bounded(member, label)  # the header's size may lie: read at most the limit
+            except InputError as e:
+                yield Source(label, b"", "json", forced or kind, error=str(e).removeprefix(f"{label}: "))
+                continue
+            except _ZIP_ERRORS as e:
+                yield Source(label, b"", "json", forced or kind, error=f"cannot read the archive member: {e}")
+                continue
+            yield Source(label, data, "json", forced or kind)
         if not found:
             raise InputError(
                 f"{path}: no externspec document in this archive (looked for "
                 f"{', '.join(p for p, _ in _ARCHIVE_MEMBERS)})"
             )
+
+
+def _member_problem(info: zipfile.ZipInfo) -> str | None:
+    """Why a member cannot be read, from its header alone (before anything is decompressed)."""
+    if info.file_size > _limit():
+        return _too_large(info.file_size)
+    if info.flag_bits & 0x1:
+        return "the member is encrypted (externspec reads only unencrypted archives)"
+    if info.compress_type not in _COMPRESSIONS:
+        return f"compression method {info.compress_type} is not supported (stored, deflate, bzip2 or lzma)"
+    return None
+
+
+_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+
+
+# The first top-level key of each document type as torch and externspec write it (declaration order).
+_FIRST_KEYS: dict[bytes, type[BaseModel]] = {
+    b"graph_module": es.ExportedProgram,
+    b"nodes": es.ExternKernelNodes,
+    b"target": es.Node,
+    b"config": es.PayloadConfig,
+}
+_FIRST_KEY = re.compile(rb'\A\s*\{\s*"([A-Za-z_]{1,32})"\s*:')
+
+
+def peek_json_type(data: bytes, label: str) -> type[BaseModel]:
+    """The document type of JSON text, from its first top-level key when that key tells (without
+    parsing the document), else from all its top-level keys (`name` before `node` is ambiguous)."""
+    m = _FIRST_KEY.match(data)
+    if m and m.group(1) in _FIRST_KEYS:
+        return _FIRST_KEYS[m.group(1)]
+    try:
+        raw = json.loads(data)
+    except (ValueError, RecursionError):  # UnicodeDecodeError and int-digit limits are ValueErrors
+        raw = None
+    if raw is None:  # not JSON (or `null`): report it as the wire decoder words syntax errors
+        try:
+            es.loads(data, es.ExternKernelNodes)
+        except es.DecodeError as e:
+            raise InputError(f"{label}: {e.path}: {e.errors()[0]['message']}") from None
+    return detect_json_type(raw, label)
 
 
 def detect_json_type(raw: Any, label: str) -> type[BaseModel]:
@@ -134,23 +231,23 @@ def _json_kind(raw: Any) -> str:
 
 def decode(source: Source, *, strict: bool = False) -> BaseModel:
     """Decode a source into its model. Raises InputError, es.DecodeError or es.VersionError."""
+    if source.error is not None:
+        raise InputError(f"{source.label}: {source.error}")
     if source.format == "json":
-        doc_type = source.type
-        if doc_type is None:
-            try:
-                raw = json.loads(source.data)
-            except (ValueError, RecursionError) as e:
-                raise InputError(f"{source.label}: not valid JSON: {e}") from None
-            doc_type = detect_json_type(raw, source.label)
+        doc_type = source.type or peek_json_type(source.data, source.label)
         source.type = doc_type
         return es.loads(source.data, doc_type, strict=strict, source=source.label)
-    protocol: thrift_codec.Protocol = "binary" if source.format == "binary" else "compact"
+    from externspec import thrift_codec  # imported when needed: the JSON path stays light
+
+    protocol: Protocol = "binary" if source.format == "binary" else "compact"
     if source.type is not None:
         return thrift_codec.loads(source.data, source.type, protocol, strict=strict, source=source.label)
     return _decode_thrift_any(source, protocol, strict)
 
 
-def _decode_thrift_any(source: Source, protocol: thrift_codec.Protocol, strict: bool) -> BaseModel:
+def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> BaseModel:
+    from externspec import thrift_codec
+
     """Thrift carries no type name: try each document type; their first fields tell them apart."""
     failures: list[tuple[es.DecodeError, type[BaseModel]]] = []
     for doc_type in DOCUMENT_TYPES.values():
@@ -165,14 +262,14 @@ def _decode_thrift_any(source: Source, protocol: thrift_codec.Protocol, strict: 
     # among the rest the one that got furthest (the longest error path).
     def fit(failure: tuple[es.DecodeError, type[BaseModel]]) -> tuple[bool, int]:
         e = failure[0]
-        mismatch = "has wire type" in e.errors[0][1] and e.path.count(".") <= 1 and "[" not in e.path
+        mismatch = "has wire type" in e.errors()[0]["message"] and e.path.count(".") <= 1 and "[" not in e.path
         return (not mismatch, len(e.path))
 
     best, best_type = max(failures, key=fit)
     source.type = best_type
     if best.path == "$":
         raise InputError(f"{source.label}: not a Thrift {protocol} document of any externspec type "
-                         f"({', '.join(DOCUMENT_TYPES)}); first problem: {best.errors[0][1]}")
+                         f"({', '.join(DOCUMENT_TYPES)}); first problem: {best.errors()[0]['message']}")
     raise best
 
 

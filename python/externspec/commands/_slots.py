@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -63,6 +64,17 @@ def load_ops(spec: str) -> None:
         module_spec.loader.exec_module(module)
     else:
         importlib.import_module(spec)
+
+
+def register_ops(specs: list[str], command: str) -> bool:
+    """`--load` of inspect and check-spec: load each OPS in turn; False (reported) on the first failure."""
+    for spec in specs:
+        try:
+            load_ops(spec)
+        except Exception as e:  # any failure of user code: report it, do not crash
+            print(f"externspec {command}: --load {spec}: {type(e).__name__}: {e}", file=sys.stderr)
+            return False
+    return True
 
 
 def find_schema(target: str) -> Any | None:

@@ -1,56 +1,67 @@
-"""`externspec check-spec FILE`: validate an extern-kernel spec against the ops registered here.
+"""`externspec check-spec FILE...`: validate extern-kernel specs against the ops registered here.
 
-FILE is a spec (`*.json`, externspec- or torch-written) or an AOTInductor package (`*.pt2`, whose
-`*.wrapper.json` is checked). The ops the spec names must be registered first: `--import MODULE`
-imports a Python module that defines them, `--load-library PATH` loads a C++ op library. Prints
-one line per node (its call plan); exits 1 with the error when a node does not match its op.
+Each FILE is a spec (`*.json`, externspec- or torch-written) or an AOTInductor package (`*.pt2`,
+whose `*.wrapper.json` is checked). The ops a spec names must be registered first: `--load OPS`
+loads a C++ op library (`.so`), runs a Python file (`.py`) or imports a module that defines them,
+as `inspect --load` does. Prints one line per node (its call plan); exits 1 when a file is bad or
+a node does not match its op. Needs torch.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import zipfile
+import sys
+
+from . import _documents as docs
 
 NAME = "check-spec"
-HELP = "validate an extern-kernel spec (.json or AOTInductor .pt2) against the registered ops"
+HELP = "validate extern-kernel specs (.json or AOTInductor .pt2) against the registered ops"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="spec JSON file or AOTInductor package (.pt2)")
-    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
-                        help="import MODULE first (it registers custom ops); repeatable")
-    parser.add_argument("--load-library", dest="libraries", action="append", default=[], metavar="PATH",
-                        help="torch.ops.load_library(PATH) first; repeatable")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="spec JSON files or AOTInductor packages (.pt2)")
+    parser.add_argument("--load", action="append", default=[], metavar="OPS",
+                        help="register custom ops first: a .so library, a .py file or a module name (repeatable)")
+    # The flags of earlier releases, kept as aliases of --load.
+    parser.add_argument("--import", dest="load", action="append", help=argparse.SUPPRESS)
+    parser.add_argument("--load-library", dest="load", action="append", help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
-
+    try:
+        import torch  # noqa: F401  (the executor checks nodes against torch's op registry)
+    except ImportError:
+        print("externspec check-spec: needs torch, which is not installed (pip install 'externspec[torch]')",
+              file=sys.stderr)
+        return 1
     import externspec as es
-    from externspec import aoti
 
-    try:
-        for path in args.libraries:
-            torch.ops.load_library(path)
-        for module in args.imports:
-            importlib.import_module(module)
-    except (ImportError, OSError, RuntimeError) as exc:
-        print(f"externspec check-spec: cannot register ops: {type(exc).__name__}: {exc}")
+    from . import _slots
+
+    if not _slots.register_ops(args.load, "check-spec"):
         return 1
-    try:
-        if zipfile.is_zipfile(args.file):
-            spec = aoti.read_package(args.file).nodes
-        else:
-            spec = es.load(args.file, es.ExternKernelNodes)
-        executor = es.ProxyExecutor(spec)
-    except (es.ExternSpecError, OSError) as exc:
-        print(f"externspec check-spec: {exc}")
-        return 1
-    version = spec.schema_version
-    origin = f"schema {version.major}.{version.minor}" if version else "no schema_version (torch-written)"
-    print(f"{args.file}: {len(executor)} nodes, {origin}: every node matches its op")
-    for plan in executor.plans:
-        print(f"  {plan.label}: ints {plan.num_input_ints} in + {plan.num_ints - plan.num_input_ints} returned, "
-              f"tensors {plan.num_input_tensors} in + {plan.num_tensors - plan.num_input_tensors} out")
-    return 0
+    bad = 0
+    for path in args.files:
+        try:
+            specs = [s for s in docs.read_sources(path, type_name=None if path.endswith(".pt2") else
+                                                  "ExternKernelNodes")
+                     if s.type in (None, es.ExternKernelNodes)]
+            if not specs:
+                raise docs.InputError(f"{path}: no */data/aotinductor/*/*.wrapper.json in this archive")
+            for source in specs:
+                source.type = es.ExternKernelNodes
+                spec = docs.decode(source)
+                assert isinstance(spec, es.ExternKernelNodes)
+                executor = es.ProxyExecutor(spec)
+                version = spec.schema_version
+                origin = (f"schema {version.major}.{version.minor}" if version
+                          else "no schema_version (torch-written)")
+                print(f"{source.label}: {len(executor)} nodes, {origin}: every node matches its op")
+                for plan in executor.plans:
+                    print(f"  {plan.label}: ints {plan.num_input_ints} in + "
+                          f"{plan.num_ints - plan.num_input_ints} returned, tensors {plan.num_input_tensors} in + "
+                          f"{plan.num_tensors - plan.num_input_tensors} out")
+        except (es.ExternSpecError, docs.InputError) as exc:
+            bad += 1
+            print(f"externspec check-spec: {exc}", file=sys.stderr)
+    return 1 if bad else 0

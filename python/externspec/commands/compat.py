@@ -78,8 +78,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             old = compat.load(files[0], str(files[0]), require_version=require_version)
         new = compat.load(files[-1], str(files[-1]), require_version=require_version)
-    except (OSError, ValueError, compat.SchemaError) as e:
-        print(e, file=sys.stderr)
+    except OSError as e:
+        print(f"externspec compat: {e.filename}: cannot read: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except (ValueError, compat.SchemaError) as e:
+        print(f"externspec compat: {e}", file=sys.stderr)
         return 1
     report = compat.compare(old, new, at_least=args.at_least,
                             old_version=args.old_version, new_version=args.new_version)

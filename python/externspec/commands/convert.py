@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import externspec as es
-from externspec import thrift_codec
 
 from . import _documents as docs
+from ._output import OutputError, write_output
 
 NAME = "convert"
 HELP = "convert a document between JSON and Thrift binary/compact (.json, .bin/.tbin, .compact)"
@@ -17,7 +16,7 @@ HELP = "convert a document between JSON and Thrift binary/compact (.json, .bin/.
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="IN", help="the document to read")
-    p.add_argument("output", metavar="OUT", help="the file to write ('-' for stdout)")
+    p.add_argument("output", metavar="OUT", help="the file to write ('-' for stdout, JSON unless --to says otherwise)")
     p.add_argument("--to", choices=docs.FORMATS, help="output format (default: from OUT's extension)")
     p.add_argument("--from", dest="from_", choices=docs.FORMATS, metavar="{json,binary,compact}",
                    help="input format (default: from IN's extension, else sniffed)")
@@ -26,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out_format = args.to or docs.format_of(args.output)
+    out_format = args.to or docs.format_of(args.output) or ("json" if args.output == "-" else None)
     if out_format is None:
         print(f"externspec convert: cannot tell the output format from {args.output!r}: use an extension "
               f"({', '.join(docs.EXTENSIONS)}) or --to", file=sys.stderr)
@@ -46,19 +45,16 @@ def run(args: argparse.Namespace) -> int:
     if out_format == "json":
         data = es.dumps(model).encode()
     else:
+        from externspec import thrift_codec
+
         data = thrift_codec.dumps(model, "binary" if out_format == "binary" else "compact")
     try:
-        if args.output == "-":
-            sys.stdout.buffer.write(data)
-            sys.stdout.flush()
-            return 0
-        tmp = f"{args.output}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, args.output)  # never leave a half-written OUT behind
-    except OSError as e:
-        print(f"externspec convert: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+        write_output(args.output, data)
+    except OutputError as e:
+        print(f"externspec convert: {e}", file=sys.stderr)
         return 1
+    if args.output == "-":
+        return 0
     print(f"{args.output}: {type(model).__name__}, {out_format}, {len(data)} bytes "
           f"(from {source.format}, {len(source.data)} bytes)")
     return 0

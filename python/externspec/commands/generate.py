@@ -6,6 +6,7 @@ The same as `python -m externspec.codegen generate|check`; it needs the codegen 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 NAME = "generate"
@@ -24,5 +25,10 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"externspec generate: the code generator needs the codegen extra "
               f"(pip install 'externspec[codegen]'): {e}", file=sys.stderr)
+        return 1
+    if not os.path.isfile(args.idl):
+        print(f"externspec generate: {args.idl}: no such IDL file. The generator works in a checkout of the "
+              f"externspec repository (the installed package ships the generated code, not the IDL): run it "
+              f"from the repository root, or pass --idl and --root", file=sys.stderr)
         return 1
     return codegen_main(["check" if args.check else "generate", "--idl", args.idl, "--root", args.root])

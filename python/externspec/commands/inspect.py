@@ -36,12 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for spec in args.load:
-        try:
-            _slots.load_ops(spec)
-        except Exception as e:  # any failure of user code: report it, do not crash
-            print(f"externspec inspect: --load {spec}: {type(e).__name__}: {e}", file=sys.stderr)
-            return 1
+    if not _slots.register_ops(args.load, "inspect"):
+        return 1
     try:
         documents = []
         for source in docs.read_sources(args.file, format=args.format, type_name=args.type):

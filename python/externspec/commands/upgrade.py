@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
+
+from ._output import OutputError, write_output
 
 NAME = "upgrade"
 HELP = "rewrite a document written under an older schema major in the current schema"
@@ -42,17 +43,18 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         model = wire.load(args.input, type_)
-    except (OSError, ExternSpecError) as e:
-        print(e, file=sys.stderr)
+    except ExternSpecError as e:
+        print(f"externspec upgrade: {e}", file=sys.stderr)
         return 1
-    text = wire.dumps(model)
-    if args.output == "-":
-        sys.stdout.write(text + "\n")
-    else:
-        tmp = f"{args.output}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, args.output)
+    except OSError as e:
+        print(f"externspec upgrade: {args.input}: cannot read: {e.strerror or e}", file=sys.stderr)
+        return 1
+    try:
+        write_output(args.output, (wire.dumps(model) + ("\n" if args.output == "-" else "")).encode())
+    except OutputError as e:
+        print(f"externspec upgrade: {e}", file=sys.stderr)
+        return 1
+    if args.output != "-":
         v = getattr(model, "schema_version", None)
         print(f"wrote {args.output}" + (f" (schema {v.major}.{v.minor})" if v is not None else ""))
     return 0

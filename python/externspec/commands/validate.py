@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
                 except es.DecodeError as e:
                     bad += 1
                     kind = source.type.__name__ if source.type else "document"
-                    lines.append(f"{paint('INVALID', 'red')}  {source.label}  ({kind}, {len(e.errors)} "
-                                 f"error{'s' if len(e.errors) != 1 else ''})")
-                    lines += [f"  {p}: {m}" for p, m in e.errors]
+                    lines.append(f"{paint('INVALID', 'red')}  {source.label}  ({kind}, {e.error_count()} "
+                                 f"error{'s' if e.error_count() != 1 else ''})")
+                    lines += [f"  {d['path']}: {d['message']}" for d in e.errors()]
                 except (es.VersionError, docs.InputError) as e:
                     bad += 1
                     lines.append(f"{paint('INVALID', 'red')}  {source.label}")

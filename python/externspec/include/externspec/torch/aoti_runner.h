@@ -16,7 +16,7 @@
 // return one tensor in several slots), and turns the model's own failure into a ModelError
 // carrying the model's message.
 //
-// Facts this relies on: the library has no RPATH (libtorch must be loaded first), it is
+// Facts this relies on (docs/aoti-packages.md): the library has no RPATH (libtorch must be loaded first), it is
 // dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a second model run the first one's code), the
 // model takes ownership of input handles, output handles are released to the caller, and an
 // exception thrown in call_function comes back only as a failure code, so the executor's own

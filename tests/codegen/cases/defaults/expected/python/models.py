@@ -43,8 +43,6 @@ class Options(Struct):
     required_count: I64
 
 
-Options.model_rebuild()
-
 DEFAULT_OPTIONS: Final = Options(verbose=False, retries=3, scale=1.5, name='<=2.4', tags=[], limits={'a': 1}, mode=Mode.FAST, required_count=0)
 
 LIMIT: Final = 7

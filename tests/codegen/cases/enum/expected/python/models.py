@@ -31,8 +31,6 @@ class Tagged(Struct):
     history: list[Kind]
 
 
-Tagged.model_rebuild()
-
 __all__ = [
     "IDL_CHECKSUM",
     "Kind",

@@ -24,8 +24,6 @@ class Table(Struct):
     nested: dict[str, dict[str, F64]]
 
 
-Table.model_rebuild()
-
 __all__ = [
     "IDL_CHECKSUM",
     "Table",

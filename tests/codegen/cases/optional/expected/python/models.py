@@ -24,15 +24,16 @@ class Device(Struct):
         (40, "label", "string"),
     )
 
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "index": "null means the current device.",
+        "label": "Omitted from the JSON when unset.",
+    }
+
     type: str
-    # null means the current device.
     index: Optional[I64] = None
     fallback: Optional[Device] = None
-    # Omitted from the JSON when unset.
     label: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
-
-Device.model_rebuild()
 
 __all__ = [
     "Device",

@@ -54,10 +54,6 @@ class Expr(Union):
     as_call: Optional[Call] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
-Tree.model_rebuild()
-Call.model_rebuild()
-Expr.model_rebuild()
-
 __all__ = [
     "Call",
     "Expr",

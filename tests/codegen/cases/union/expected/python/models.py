@@ -38,15 +38,15 @@ class Value(Union):
         (40, "as_point", "Point"),
     )
 
+    FIELD_DOCS: ClassVar[dict[str, str]] = {
+        "as_strings": "A list member.",
+    }
+
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    # A list member.
     as_strings: Optional[list[str]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_point: Optional[Point] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
-
-Point.model_rebuild()
-Value.model_rebuild()
 
 __all__ = [
     "IDL_CHECKSUM",
