@@ -110,7 +110,12 @@ def test_no_abi_compatible_op_crashes_on_benign_arrays() -> None:
 
 @pytest.mark.slow
 def test_the_sweep_finds_what_the_policy_refuses() -> None:
-    """The same sweep with the deny list lifted kills workers on the denied crashers: the sweep can
-    see a crash, and those entries are still needed."""
+    """The same sweep with the deny list lifted kills workers on denied crashers: the sweep can see
+    a crash. The crashers read out of bounds, which kills the process only when the read leaves
+    mapped memory; which of them does varies between machines and runs (CI saw
+    _thnn_differentiable_gru_cell_backward crash and quantized_lstm_cell survive), so the test asks
+    for at least one crash and no crash outside the deny list."""
     crashers = [p for p, reason in op_policy.policy().denied.items() if "crashes" in reason]
-    assert set(op_sweep.sweep(crashers, allow_all=True)) == set(crashers)
+    assert len(crashers) >= 2
+    found = set(op_sweep.sweep(crashers, allow_all=True))
+    assert found and found <= set(crashers)
