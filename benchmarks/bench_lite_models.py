@@ -14,6 +14,7 @@ Run: `python benchmarks/run.py bench_lite_models` (or `make bench`).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def _torch_runs(path: Path, inputs: tuple[torch.Tensor, ...]) -> str | None:
     try:
         torch._inductor.aoti_load_package(str(path))(*inputs)
     except RuntimeError as exc:
-        return str(exc).strip().splitlines()[-1][:90]
+        return str(exc).strip().splitlines()[0][:90]
     return None
 
 
@@ -142,8 +143,50 @@ def _model_lines(name: str) -> list[str]:
     return lines
 
 
+def _against_eager(run: Any, model: zoo.ZooModel) -> str:
+    """"equal" when `run` matches eager at every input size the model takes, else the first failure."""
+    from torch.utils import _pytree as pytree
+
+    module = model.module()
+    for variant in (0, 1) if model.dynamic else (0,):
+        inputs = model.inputs(variant)
+        with torch.no_grad():
+            want = pytree.tree_leaves(module(*inputs))
+        try:
+            got = run(list(inputs))
+            for g, w in zip(got, want, strict=True):
+                torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+        except Exception as exc:  # a table cell: what failed, on which size
+            return f"size {variant}: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:60]}"
+    return "equal" + (" (2 sizes)" if model.dynamic else "")
+
+
+def _zoo_lines() -> list[str]:
+    """Every zoo model in lite mode: extern calls, both executors against eager, torch's runner."""
+    import externspec as es
+
+    lines = [
+        "Lite-mode zoo (tests/support/zoo.py): each package through both executors, against eager",
+        f"  {'model':<18}{'extern calls':>13}  {'es.cpp.AOTIRunner':<20}{'es.ProxyExecutor':<20}torch runner",
+    ]
+    for name, model in zoo.ZOO.items():
+        path = zoo.lite_package(name)
+        spec = es.loads(read_member(path, ".wrapper.json"), es.ExternKernelNodes)
+        runner = es.cpp.AOTIRunner(path)
+        cpp = _against_eager(runner.run_flat, model)
+        replay = functools.partial(runner.run_flat_with, es.ProxyExecutor(spec).call_function)
+        python = _against_eager(replay, model)
+        try:
+            theirs = _against_eager(torch._inductor.aoti_load_package(str(path)).loader.run, model)
+        except RuntimeError as exc:  # torch's loader refuses some lite packages outright
+            theirs = f"load: {str(exc).strip().splitlines()[-1][:60]}"
+        lines.append(f"  {name:<18}{len(spec.nodes):>13}  {cpp:<20}{python:<20}{theirs}")
+    return lines
+
+
 def run() -> list[str]:
-    lines = ["Lite-mode models (lite_mode_options): µs per forward, and the executor's cost per extern call"]
+    lines = _zoo_lines()
+    lines.append("Lite-mode models (lite_mode_options): µs per forward, and the executor's cost per extern call")
     for name in MODELS:
         lines += _model_lines(name)
     return lines

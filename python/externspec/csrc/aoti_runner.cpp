@@ -336,36 +336,41 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
   if (inputs.size() != num_inputs_)
     throw CallError(name_ + ": the model takes " + std::to_string(num_inputs_) + " inputs, got " +
                     std::to_string(inputs.size()));
-  std::vector<std::optional<std::int64_t>> values(checks_->symbols.size());
-  std::vector<std::pair<std::size_t, std::size_t>> bound_at(checks_->symbols.size());
+  // Per-run state lives in thread-local buffers and error text is built only on failure: the
+  // checks run before every forward, so the passing path allocates nothing.
+  thread_local std::vector<std::optional<std::int64_t>> values;
+  thread_local std::vector<std::pair<std::size_t, std::size_t>> bound_at;
+  values.assign(checks_->symbols.size(), std::nullopt);
+  bound_at.assign(checks_->symbols.size(), {0, 0});
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& t = inputs[i];
     const RecordedInput& want = recorded_inputs_[i];
-    const std::string who = name_ + ": " + input_name(i);
-    if (!t.defined()) throw CallError(who + " is an undefined tensor");
+    const auto who = [&] { return name_ + ": " + input_name(i); };
+    if (!t.defined()) throw CallError(who() + " is an undefined tensor");
     if (t.layout() != c10::kStrided) {
       std::ostringstream layout;
       layout << t.layout();
-      throw CallError(who + " has layout " + layout.str() + ", the model takes strided tensors");
+      throw CallError(who() + " has layout " + layout.str() + ", the model takes strided tensors");
     }
     c10::DeviceType device_type = want.device_type.value_or(device_.type());
     if (t.device().type() != device_type || (device_.has_index() && device_type == device_.type() &&
                                              t.device().index() != device_.index()))
-      throw CallError(who + " is on " + t.device().str() + ", the model runs on " +
+      throw CallError(who() + " is on " + t.device().str() + ", the model runs on " +
                       (device_type == device_.type() ? device_.str() : c10::DeviceTypeName(device_type, true)));
     if (want.dtype && t.scalar_type() != *want.dtype)
-      throw CallError(who + " has dtype " + c10::toString(t.scalar_type()) + ", the model was compiled for " +
+      throw CallError(who() + " has dtype " + c10::toString(t.scalar_type()) + ", the model was compiled for " +
                       c10::toString(*want.dtype));
     if (t.is_conj() || t.is_neg())
-      throw CallError(who + " is a lazy conjugate or negative view: call resolve_conj() / resolve_neg() first");
+      throw CallError(who() + " is a lazy conjugate or negative view: call resolve_conj() / resolve_neg() first");
     if (want.rank && static_cast<std::size_t>(t.dim()) != *want.rank)
-      throw CallError(who + " has shape " + join(t.sizes()) + ", the model was compiled for " +
+      throw CallError(who() + " has shape " + join(t.sizes()) + ", the model was compiled for " +
                       shape_text(want.sizes) + " (* = dynamic)");
     // Sizes: literals must match; a symbol takes the first size it meets and must agree elsewhere.
     const auto& sizes = checks_->inputs[i].sizes;
-    for (std::size_t d = 0; d < sizes.size() && d < static_cast<std::size_t>(t.dim()); ++d) {
+    const c10::IntArrayRef got_sizes = t.sizes();
+    for (std::size_t d = 0; d < sizes.size() && d < got_sizes.size(); ++d) {
       const Expr& e = sizes[d];
-      std::int64_t got = t.size(static_cast<std::int64_t>(d));
+      std::int64_t got = got_sizes[d];
       if (e.known && e.factor == 1 && e.symbols.size() == 1 && !values[e.symbols[0]]) {
         values[e.symbols[0]] = got;
         bound_at[e.symbols[0]] = {i, d};
@@ -379,17 +384,17 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
                                     " (" + checks_->symbols[e.symbols[0]] + " is size " +
                                     std::to_string(bound_at[e.symbols[0]].second) + " of " +
                                     input_name(bound_at[e.symbols[0]].first) + ")";
-        throw CallError(who + " has shape " + join(t.sizes()) + ", " + why);
+        throw CallError(who() + " has shape " + join(t.sizes()) + ", " + why);
       }
     }
     for (const auto& [d, lo] : want.min_size)
       if (d < static_cast<std::size_t>(t.dim()) && t.size(static_cast<std::int64_t>(d)) < lo)
-        throw CallError(who + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
+        throw CallError(who() + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
                         (want.max_size.count(d) && want.max_size.at(d) == lo ? " must be " : " must be at least ") +
                         std::to_string(lo));
     for (const auto& [d, hi] : want.max_size)
       if (d < static_cast<std::size_t>(t.dim()) && t.size(static_cast<std::int64_t>(d)) > hi)
-        throw CallError(who + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
+        throw CallError(who() + " has shape " + join(t.sizes()) + ": size " + std::to_string(d) +
                         (want.min_size.count(d) && want.min_size.at(d) == hi ? " must be " : " must be at most ") +
                         std::to_string(hi));
   }
@@ -398,9 +403,10 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
     const at::Tensor& t = inputs[i];
     const auto& strides = checks_->inputs[i].strides;
     if (t.numel() == 0) continue;
-    for (std::size_t d = 0; d < strides.size() && d < static_cast<std::size_t>(t.dim()); ++d) {
+    const c10::IntArrayRef got_sizes = t.sizes(), got_strides = t.strides();
+    for (std::size_t d = 0; d < strides.size() && d < got_sizes.size(); ++d) {
       auto v = eval(strides[d], values);
-      if (v && t.size(static_cast<std::int64_t>(d)) > 1 && *v != t.stride(static_cast<std::int64_t>(d))) {
+      if (v && got_sizes[d] > 1 && *v != got_strides[d]) {
         std::string want;
         for (std::size_t k = 0; k < strides.size(); ++k) {
           auto w = eval(strides[k], values);
@@ -423,12 +429,23 @@ namespace {
 // writes the same handle twice, and both slots get the same tensor.
 std::vector<at::Tensor> take_outputs(const std::vector<AtenTensorHandle>& out) {
   std::vector<at::Tensor> result(out.size());
+  // A handle seen before: a scan over the earlier slots for the few outputs a model usually has,
+  // an index beyond that (a model with many outputs would make the scan quadratic).
+  constexpr std::size_t kScanLimit = 16;
   std::unordered_map<AtenTensorHandle, std::size_t> first;
+  auto earlier = [&](std::size_t k) -> std::optional<std::size_t> {
+    if (out.size() <= kScanLimit) {
+      for (std::size_t j = 0; j < k; ++j)
+        if (out[j] == out[k]) return j;
+      return std::nullopt;
+    }
+    auto [it, fresh] = first.emplace(out[k], k);
+    return fresh ? std::nullopt : std::optional<std::size_t>(it->second);
+  };
   for (std::size_t k = 0; k < out.size(); ++k) {
     if (out[k] == nullptr) continue;
-    auto [it, fresh] = first.emplace(out[k], k);
-    if (!fresh) {
-      result[k] = result[it->second];
+    if (auto j = earlier(k)) {
+      result[k] = result[*j];
       continue;
     }
     auto* p = reinterpret_cast<at::Tensor*>(out[k]);

@@ -123,13 +123,17 @@ void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py:
 std::vector<at::Tensor> tensors_of(const py::args& args) {
   std::vector<at::Tensor> out;
   out.reserve(args.size());
-  for (std::size_t k = 0; k < args.size(); ++k) out.push_back(tensor_of(args[k], "inputs", k));
+  for (std::size_t k = 0; k < args.size(); ++k) out.push_back(tensor_of(PyTuple_GET_ITEM(args.ptr(), k), "inputs", k));
   return out;
 }
 
 py::list wrap(std::vector<at::Tensor> ts) {
-  py::list out;
-  for (auto& t : ts) out.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(t))));
+  py::list out(ts.size());
+  for (std::size_t k = 0; k < ts.size(); ++k) {
+    PyObject* t = THPVariable_Wrap(std::move(ts[k]));
+    if (t == nullptr) throw py::error_already_set();
+    PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(k), t);  // steals the reference
+  }
   return out;
 }
 
