@@ -189,6 +189,16 @@ def test_inputs_that_do_not_match_the_package_are_refused_naming_the_input(
         runner.run_flat(list(inputs()))
 
 
+def test_run_flat_takes_any_sequence_and_names_what_is_not_a_tensor(runner: es.cpp.AOTIRunner) -> None:
+    x = _x()
+    for inputs in ([x, N], (x, N)):
+        torch.testing.assert_close(runner.run_flat(inputs)[0], x.sin())
+    with pytest.raises(TypeError, match=r"inputs\[1\] must be a Tensor, got int"):
+        runner.run_flat([x, 3])
+    with pytest.raises(TypeError, match=r"inputs must be a sequence of tensors"):
+        runner.run_flat(x.sin)  # type: ignore[arg-type]
+
+
 def test_views_with_the_compiled_strides_run(runner: es.cpp.AOTIRunner) -> None:
     # A slice of rows keeps the compiled strides: not a copy, and not refused.
     base = torch.randn(10, 4)

@@ -32,6 +32,8 @@ from types import ModuleType
 from typing import Any
 
 import torch
+from torch.export._tree_utils import reorder_kwargs
+from torch.utils import _pytree as pytree
 
 from . import op_policy
 from ._cache import cache_dir
@@ -186,8 +188,6 @@ class AOTIRunner:
     def __init__(self, package_path: str | os.PathLike[str], *, model_name: str = "model",
                  custom_objects: dict[str, Any] | None = None, device: str = "cpu",
                  max_extracted_bytes: int = 0, max_source_bytes: int = 64 << 20):
-        from torch.utils import _pytree as pytree
-
         self._impl = extension().AOTIRunner(os.fspath(package_path), model_name, device, dict(custom_objects or {}),
                                             max_extracted_bytes, max_source_bytes)
         self._in_spec = pytree.treespec_loads(self._impl.in_spec)
@@ -200,16 +200,13 @@ class AOTIRunner:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Flatten the inputs as the compiled model's call spec says, run, unflatten the outputs
         (what torch's `aoti_load_package` runner returns)."""
-        from torch.export._tree_utils import reorder_kwargs
-        from torch.utils import _pytree as pytree
-
         flat = pytree.tree_flatten((args, reorder_kwargs(kwargs, self._in_spec)))[0]
         tensors = [x for x in flat if isinstance(x, torch.Tensor)]
-        return pytree.tree_unflatten(self._impl(*tensors), self._out_spec)
+        return pytree.tree_unflatten(self._impl.run_flat(tensors), self._out_spec)
 
     def run_flat(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """The flat call: input tensors in, output tensors out (no pytree)."""
-        return list(self._impl(*inputs))
+        return self._impl.run_flat(inputs)
 
     def run_flat_with(self, call_function: Any, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """`run_flat` with a Python proxy executor: the compiled wrapper calls

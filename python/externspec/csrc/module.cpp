@@ -120,10 +120,15 @@ void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py:
     if (slots[k].defined()) tensor_args[k] = py::reinterpret_steal<py::object>(THPVariable_Wrap(slots[k]));
 }
 
-std::vector<at::Tensor> tensors_of(const py::args& args) {
+// The model's inputs from a list or tuple (or any sequence), read without copying the sequence.
+std::vector<at::Tensor> tensors_of(py::handle inputs) {
+  auto fast = py::reinterpret_steal<py::object>(PySequence_Fast(inputs.ptr(), "inputs must be a sequence of tensors"));
+  if (!fast) throw py::error_already_set();
+  const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(fast.ptr()));
+  PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
   std::vector<at::Tensor> out;
-  out.reserve(args.size());
-  for (std::size_t k = 0; k < args.size(); ++k) out.push_back(tensor_of(PyTuple_GET_ITEM(args.ptr(), k), "inputs", k));
+  out.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) out.push_back(tensor_of(items[k], "inputs", k));
   return out;
 }
 
@@ -135,6 +140,16 @@ py::list wrap(std::vector<at::Tensor> ts) {
     PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(k), t);  // steals the reference
   }
   return out;
+}
+
+py::list run_flat(AOTIRunner& r, py::handle inputs) {
+  auto tensors = tensors_of(inputs);
+  std::vector<at::Tensor> out;
+  {
+    py::gil_scoped_release release;
+    out = r.run(tensors);
+  }
+  return wrap(std::move(out));
 }
 
 // Reference for benchmarks: node `index`'s prepared stack through a bare callBoxed loop, with the
@@ -303,15 +318,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
            }),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
            py::arg("max_extracted_bytes"), py::arg("max_source_bytes"))
-      .def("__call__", [](AOTIRunner& r, py::args args) {
-        auto inputs = tensors_of(args);
-        std::vector<at::Tensor> out;
-        {
-          py::gil_scoped_release release;
-          out = r.run(inputs);
-        }
-        return wrap(std::move(out));
-      })
+      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args); })
+      .def("run_flat", &run_flat, py::arg("inputs"))
       .def("run_with_python", &run_with_python, py::arg("call_function"))
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
