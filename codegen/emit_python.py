@@ -29,8 +29,8 @@ def _annotation(t: ir.TypeRef) -> str:
     if t.kind == "named":
         return t.name
     if t.kind in ("list", "set"):
-        return f"list[{_annotation(t.args[0])}]"
-    return f"dict[{_annotation(t.args[0])}, {_annotation(t.args[1])}]"
+        return f"ListOf[{_annotation(t.args[0])}]"
+    return f"MapOf[{_annotation(t.args[0])}, {_annotation(t.args[1])}]"
 
 
 def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
@@ -145,8 +145,8 @@ def _imports(schema: ir.Schema, body: str) -> list[str]:
     """The import block: only what the rendered body uses (computed before assembling the file)."""
     typing_names = [n for n in ("ClassVar", "Final", "Optional") if f"{n}[" in body or f"{n} =" in body
                     or f": {n}" in body]
-    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "Struct", "ThriftFields", "Union",
-                              "WireEnum") if re.search(rf"\b{n}\b", body)]
+    base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "ListOf", "MapOf", "Struct",
+                              "ThriftFields", "Union", "WireEnum") if re.search(rf"\b{n}\b", body)]
     lines = ["from __future__ import annotations", ""]
     if typing_names:
         lines.append(f"from typing import {', '.join(typing_names)}")

@@ -354,16 +354,16 @@ def test_no_command_fails_outside_its_errors(tmp_path: Path, content: bytes, nam
 # --- structured errors ---------------------------------------------------------------------------
 
 def test_decode_error_lists_every_problem_with_its_kind() -> None:
+    # A list stops at its first bad element (inputs[1] and outputs[1] are not reported); fields go on.
     doc = {"nodes": [{"name": 1, "node": {"target": "t", "inputs": [{"name": "a", "arg": {}},
-                                                                  {"name": "b", "arg": {"as_x": 1}}]}}]}
+                                                                  {"name": "b", "arg": {"as_x": 1}}],
+                                          "outputs": [{"as_x": 1}, {}]}}]}
     with pytest.raises(es.DecodeError) as info:
         es.loads(json.dumps(doc), es.ExternKernelNodes)
     e = info.value
-    kinds = {(d["kind"], d["path"]) for d in e.errors()}
-    assert ("type", "$.nodes[0].name") in kinds
-    assert ("union", "$.nodes[0].node.inputs[0].arg") in kinds
-    assert ("unknown_key", "$.nodes[0].node.inputs[1].arg") in kinds
-    assert ("missing", "$.nodes[0].node") in kinds
+    kinds = [(d["kind"], d["path"]) for d in e.errors()]
+    assert kinds == [("type", "$.nodes[0].name"), ("union", "$.nodes[0].node.inputs[0].arg"),
+                     ("unknown_key", "$.nodes[0].node.outputs[0]"), ("missing", "$.nodes[0].node")]
     assert e.errors()[0]["loc"] == ("nodes", 0, "name")
     assert e.error_count() == len(e.errors()) == len(str(e).splitlines())
     for d in e.errors():

@@ -314,3 +314,18 @@ def test_custom_object_missing_or_of_another_class_is_a_load_error(torchbind_lib
     queue_class = "__torch__.torch.classes._TorchScriptTesting._TensorQueue"
     with pytest.raises(es.SpecMismatchError, match=re.escape(f"is a `{queue_class}`")):
         es.cpp.ProxyExecutor(_takes_foo_spec(), custom_objects={"_torchbind_obj0": queue})
+
+
+def test_a_spec_file_is_size_checked_before_it_is_read(tmp_path) -> None:
+    """`es.cpp.ProxyExecutor(path)` applies the size limit before reading (as `es.load` does), and
+    bad UTF-8 is the decoder's DecodeError, not Python's UnicodeDecodeError."""
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(es.wire.MAX_JSON_BYTES + 1)  # sparse: nothing is written, and nothing may be read
+    too_big = rf"^{re.escape(str(big))}: \$: document of \d+ bytes exceeds the size limit"
+    with pytest.raises(es.DecodeError, match=too_big):
+        es.cpp.ProxyExecutor(big)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"nodes": [], "x": "\xff"}')
+    with pytest.raises(es.DecodeError, match=re.escape(str(bad))):
+        es.cpp.ProxyExecutor(bad)

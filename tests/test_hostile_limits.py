@@ -35,3 +35,22 @@ def test_a_major_below_one_is_a_version_error_at_once(major: int, call: str) -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == (f"$.schema_version: document schema {major}.0 is not a schema version "
                                    "(majors start at 1, minors at 0)")
+
+
+def test_wrapper_calls_are_read_in_linear_time() -> None:
+    """Unterminated call prefixes (7 MB) around one real call: a search over the whole text once
+    rescanned to the end from every prefix (0.68 MB took 53 s); now each character is read once.
+    The child's timeout is a hang guard, two orders of magnitude above the expected time."""
+    call = ("aoti_torch_proxy_executor_call_function(proxy_executor, 3, 2, std::array<int64_t, 2>{1, -4L}.data(), "
+            "2, std::array<AtenTensorHandle, 2>{buf0, buf1}.data());")
+    junk = "aoti_torch_proxy_executor_call_function(proxy_executor, 1, 1, std::array<int64_t, 1>{" * 80_000
+    child = textwrap.dedent("""
+        import sys
+        from externspec.aoti import parse_wrapper_calls
+        calls = parse_wrapper_calls(sys.stdin.read())
+        print([(c.index, c.int_args, c.tensor_names) for c in calls])
+    """)
+    proc = subprocess.run([sys.executable, "-c", child], input=call + junk + ";" + call + junk,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == str([(3, (1, -4), ("buf0", "buf1"))] * 2)

@@ -107,10 +107,37 @@ class _Codec(ABC):
     """
 
     name: Protocol
+    # The fewest bytes a field header and a value of each wire kind take (a lower bound on what a
+    # valid element can take: see `min_bytes`).
+    FIELD_HEADER_BYTES: int
+    MIN_VALUE_BYTES: dict[str, int]
 
     def __init__(self) -> None:
         self._struct_readers: dict[type, Reader] = {}
         self._struct_writers: dict[type, Writer] = {}
+        self._min_struct_bytes: dict[type, int] = {}
+
+    def min_bytes(self, kind: str, spec: Any, visiting: frozenset[type] = frozenset()) -> int:
+        """The fewest bytes any valid value of this wire type takes. A list header's count times
+        this must fit in the bytes that remain: a 1 MB list of empty structs (one stop byte each)
+        would otherwise become a million dicts before validation says each lacks its required
+        fields (2000x the input)."""
+        if kind != "struct":
+            return self.MIN_VALUE_BYTES["enum" if kind == "enum" else (spec if kind == "base" else kind)]
+        found = self._min_struct_bytes.get(spec)
+        if found is not None:
+            return found
+        if spec in visiting:  # a recursive type: its stop byte is a safe lower bound
+            return 1
+        inner = visiting | {spec}
+        sizes = [self.FIELD_HEADER_BYTES + self.min_bytes(*_kind(spec, fspec), inner)
+                 for _, name, fspec in spec.THRIFT_FIELDS
+                 if issubclass(spec, UnionModel) or spec.model_fields[name].is_required()]
+        # A union holds exactly one member (the smallest bounds it); a struct all its required fields.
+        total = 1 + (min(sizes, default=0) if issubclass(spec, UnionModel) else sum(sizes))
+        if not visiting:
+            self._min_struct_bytes[spec] = total
+        return total
 
     # Subclasses provide the primitives.
     @abstractmethod
@@ -239,12 +266,14 @@ def _read_string_at(buf: bytes, pos: int, n: int) -> tuple[str, int]:
         raise _Fail(f"invalid UTF-8 in string: {e.reason}", pos + e.start) from None
 
 
-def _check_count(n: int, pos: int, buf: bytes, what: str) -> None:
-    """Every element takes at least one byte: a count beyond the input is corrupt, not a big list."""
+def _check_count(n: int, pos: int, buf: bytes, what: str, min_bytes: int = 1) -> None:
+    """Every element takes at least `min_bytes` (one, or what its type's required fields take): a
+    count beyond the input is corrupt, not a big list."""
     if n < 0:
         raise _Fail(f"negative {what} size {n}", pos)
-    if n > len(buf) - pos:
-        raise _Fail(f"{what} declares {n} elements but only {len(buf) - pos} bytes remain", pos)
+    if n * min_bytes > len(buf) - pos:
+        each = f" of at least {min_bytes} bytes each" if min_bytes > 1 else ""
+        raise _Fail(f"{what} declares {n} elements{each} but only {len(buf) - pos} bytes remain", pos)
 
 
 def _field_loop_errors(e: BaseException, name_part: str, start: int, size: int) -> _Fail:

@@ -34,6 +34,9 @@ from ._thrift_base import (
 
 class _Binary(_Codec):
     name: Protocol = "binary"
+    FIELD_HEADER_BYTES = 3
+    MIN_VALUE_BYTES = {"bool": 1, "byte": 1, "i16": 2, "i32": 4, "enum": 4, "i64": 8, "double": 8,
+                       "string": 4, "list": 5, "set": 5, "map": 6}
 
     def type_id(self, kind: str, spec: Any) -> int:
         return _TTYPE[_wire_name(kind, spec) if kind in ("base", "enum") else kind]
@@ -81,6 +84,7 @@ class _Binary(_Codec):
     def list_reader(self, kind: str, elem: Reader, elem_id: int, elem_spec: tuple[str, Any]) -> Reader:
         unpack_header = _BE_LIST_HEADER.unpack_from
         fixed = _BE_FIXED.get(elem_spec[1]) if elem_spec[0] == "base" else None
+        min_elem = self.min_bytes(*elem_spec) if elem_spec[0] == "struct" else 1
 
         def read_list(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
             _check_depth(depth, pos)
@@ -89,7 +93,7 @@ class _Binary(_Codec):
                 raise _Fail(f"{kind} of {_TTYPE_NAMES.get(etype, etype)}, expected {kind} of "
                             f"{_TTYPE_NAMES[elem_id]}", pos)
             pos += 5
-            _check_count(n, pos, buf, kind)
+            _check_count(n, pos, buf, kind, min_elem)
             if fixed is not None:  # one C call for a run of numbers
                 end = pos + n * fixed[1]
                 if end > len(buf):

@@ -66,6 +66,9 @@ def _zigzag(n: int) -> int:
 
 class _Compact(_Codec):
     name: Protocol = "compact"
+    FIELD_HEADER_BYTES = 1
+    MIN_VALUE_BYTES = {"bool": 0, "byte": 1, "i16": 1, "i32": 1, "enum": 1, "i64": 1, "double": 8,
+                       "string": 1, "list": 1, "set": 1, "map": 1}  # a bool field lives in its header
 
     def type_id(self, kind: str, spec: Any) -> int:
         return _CTYPE[_wire_name(kind, spec) if kind in ("base", "enum") else kind]
@@ -135,6 +138,8 @@ class _Compact(_Codec):
         return write_int
 
     def list_reader(self, kind: str, elem: Reader, elem_id: int, elem_spec: tuple[str, Any]) -> Reader:
+        min_elem = self.min_bytes(*elem_spec) if elem_spec[0] == "struct" else 1
+
         def read_list(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
             _check_depth(depth, pos)
             start = pos
@@ -146,7 +151,7 @@ class _Compact(_Codec):
             if n and _bool_as_one(etype) != elem_id:
                 raise _Fail(f"{kind} of {_CTYPE_NAMES.get(etype, etype)}, expected {kind} of "
                             f"{_CTYPE_NAMES[elem_id]}", start)
-            _check_count(n, pos, buf, kind)
+            _check_count(n, pos, buf, kind, min_elem)
             out = []
             i = 0
             try:

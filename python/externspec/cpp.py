@@ -49,7 +49,7 @@ from .errors import (
     UnsupportedError,
     VersionError,
 )
-from .wire import dumps
+from .wire import dumps, read_bounded
 
 _HERE = Path(__file__).resolve().parent
 CSRC = _HERE / "csrc"
@@ -136,11 +136,12 @@ def extension() -> ModuleType:
         return _module
 
 
-def _spec_json(spec: ExternKernelNodes | str | os.PathLike[str]) -> tuple[str, str | None]:
+def _spec_json(spec: ExternKernelNodes | str | os.PathLike[str]) -> tuple[str | bytes, str | None]:
     if isinstance(spec, ExternKernelNodes):
         return dumps(spec), None
     if isinstance(spec, (str, os.PathLike)):
-        return Path(spec).read_text(encoding="utf-8"), os.fspath(spec)
+        # The size limit applies before reading; the C++ decoder checks the UTF-8 itself.
+        return read_bounded(spec), os.fspath(spec)
     raise TypeError(f"expected ExternKernelNodes or a file path, got {type(spec).__name__}")
 
 

@@ -300,13 +300,20 @@ def load(path: str | os.PathLike[str], type: type[M], *, strict: bool = False, m
 
     A file larger than the size limit is refused before it is read."""
     limit = MAX_JSON_BYTES if max_bytes is None else max_bytes
+    data = read_bounded(path, limit)
+    return loads(data, type, strict=strict, source=os.fspath(path), max_bytes=limit, max_depth=max_depth)
+
+
+def read_bounded(path: str | os.PathLike[str], max_bytes: int | None = None) -> bytes:
+    """The bytes of a document file, refused (`DecodeError`) before reading when it is larger than
+    `max_bytes` (default MAX_JSON_BYTES); a file that grows while being read is still bounded."""
+    limit = MAX_JSON_BYTES if max_bytes is None else max_bytes
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
             raise DecodeError([("$", f"document of {size} bytes exceeds the size limit of {limit} bytes")],
                               os.fspath(path))
-        data = f.read(limit + 1)  # a file that grows while being read is still bounded
-    return loads(data, type, strict=strict, source=os.fspath(path), max_bytes=limit, max_depth=max_depth)
+        return f.read(limit + 1)
 
 
 def dumps(model: BaseModel) -> str:

@@ -73,7 +73,9 @@ def test_cpp_messages_match_python_for_schema_errors(harness) -> None:
             es.load(CORPUS / "invalid" / name, getattr(es, expect["type"]))
         except es.ExternSpecError as e:
             python_message = str(e).split(": ", 1)[1]
-        assert got.message == python_message, f"{harness.backend}: invalid/{name}"
+        # The harness prints one line: the first problem and how many more (both decoders stop a
+        # list or map at its first bad element, so the counts agree too).
+        assert got.message == python_message.split("\n")[0], f"{harness.backend}: invalid/{name}"
 
 
 def test_strict_rejects_unknown_keys_everywhere(harness) -> None:

@@ -83,6 +83,9 @@ def _is_recursive(tp: Any) -> bool:
 
 
 def _model(model: type[BaseModel], depth: int) -> st.SearchStrategy[Any]:
+    # Validators are built on first use: until then a field's annotation may still be a forward
+    # reference (Argument's `Optional[GraphArgument]`), whichever test happened to run first.
+    model.model_rebuild()
     fields = model.model_fields
     if issubclass(model, UnionModel):
         members = [n for n, f in fields.items() if depth > 0 or not _is_recursive(f.annotation)]

@@ -25,7 +25,7 @@ from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, ThriftFields, Union, WireEnum
+from externspec._modelbase import F64, I64, OMIT_IF_NONE, ListOf, MapOf, Struct, ThriftFields, Union, WireEnum
 
 IDL_CHECKSUM: Final = "9bd30cdc38c975fff9bc9d494ea7a6f80ecb266b8b8a7a1e91d3ec5bd6d59d56"
 
@@ -207,10 +207,10 @@ class TensorMeta(Struct):
     )
 
     dtype: ScalarType
-    sizes: list[SymInt]
+    sizes: ListOf[SymInt]
     requires_grad: bool
     device: Device
-    strides: list[SymInt]
+    strides: ListOf[SymInt]
     storage_offset: SymInt
     layout: Layout
 
@@ -378,35 +378,35 @@ class Argument(Union):
 
     as_none: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_tensor: Optional[TensorArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_tensors: Optional[list[TensorArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_tensors: Optional[ListOf[TensorArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_ints: Optional[list[I64]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_ints: Optional[ListOf[I64]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_floats: Optional[list[F64]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_floats: Optional[ListOf[F64]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_string: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_strings: Optional[list[str]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_strings: Optional[ListOf[str]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_sym_int: Optional[SymIntArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_sym_ints: Optional[list[SymIntArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_sym_ints: Optional[ListOf[SymIntArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_scalar_type: Optional[ScalarType] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_memory_format: Optional[MemoryFormat] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_layout: Optional[Layout] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_device: Optional[Device] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_bool: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_bools: Optional[list[bool]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_bools: Optional[ListOf[bool]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_sym_bool: Optional[SymBoolArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_sym_bools: Optional[list[SymBoolArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_sym_bools: Optional[ListOf[SymBoolArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_graph: Optional[GraphArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_optional_tensors: Optional[list[OptionalTensorArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_optional_tensors: Optional[ListOf[OptionalTensorArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_custom_obj: Optional[CustomObjArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_operator: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_sym_float: Optional[SymFloatArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_sym_floats: Optional[list[SymFloatArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_sym_floats: Optional[ListOf[SymFloatArgument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_optional_tensor: Optional[OptionalTensorArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_complex: Optional[ComplexValue] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_nested_tensors: Optional[list[list[TensorArgument]]] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_int_lists: Optional[list[list[I64]]] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_string_to_argument: Optional[dict[str, Argument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_float_lists: Optional[list[list[F64]]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_nested_tensors: Optional[ListOf[ListOf[TensorArgument]]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_int_lists: Optional[ListOf[ListOf[I64]]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_string_to_argument: Optional[MapOf[str, Argument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_float_lists: Optional[ListOf[ListOf[F64]]] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
 class NamedArgument(Struct):
@@ -447,9 +447,9 @@ class Node(Struct):
     }
 
     target: str
-    inputs: list[NamedArgument]
-    outputs: list[Argument]
-    metadata: dict[str, str]
+    inputs: ListOf[NamedArgument]
+    outputs: ListOf[Argument]
+    metadata: MapOf[str, str]
     is_hop_single_tensor_return: Optional[bool] = None
     name: Optional[str] = None
 
@@ -469,15 +469,15 @@ class Graph(Struct):
         (90, "sym_float_values", ("map", "string", "SymFloat")),
     )
 
-    inputs: list[Argument]
-    outputs: list[Argument]
-    nodes: list[Node]
-    tensor_values: dict[str, TensorMeta]
-    sym_int_values: dict[str, SymInt]
-    sym_bool_values: dict[str, SymBool]
+    inputs: ListOf[Argument]
+    outputs: ListOf[Argument]
+    nodes: ListOf[Node]
+    tensor_values: MapOf[str, TensorMeta]
+    sym_int_values: MapOf[str, SymInt]
+    sym_bool_values: MapOf[str, SymBool]
     is_single_tensor_return: bool = False
-    custom_obj_values: dict[str, CustomObjArgument] = Field(default_factory=lambda: {})
-    sym_float_values: dict[str, SymFloat] = Field(default_factory=lambda: {})
+    custom_obj_values: MapOf[str, CustomObjArgument] = Field(default_factory=lambda: {})
+    sym_float_values: MapOf[str, SymFloat] = Field(default_factory=lambda: {})
 
 
 class GraphArgument(Struct):
@@ -742,8 +742,8 @@ class GraphSignature(Struct):
         (20, "output_specs", ("list", "OutputSpec")),
     )
 
-    input_specs: list[InputSpec]
-    output_specs: list[OutputSpec]
+    input_specs: ListOf[InputSpec]
+    output_specs: ListOf[OutputSpec]
 
 
 class RangeConstraint(Struct):
@@ -774,11 +774,11 @@ class ModuleCallSignature(Struct):
         "out_spec": "Serialized pytree spec of the outputs.",
     }
 
-    inputs: list[Argument]
-    outputs: list[Argument]
+    inputs: ListOf[Argument]
+    outputs: ListOf[Argument]
     in_spec: str
     out_spec: str
-    forward_arg_names: Optional[list[str]] = None
+    forward_arg_names: Optional[ListOf[str]] = None
 
 
 class ModuleCallEntry(Struct):
@@ -804,7 +804,7 @@ class NamedTupleDef(Struct):
         (10, "field_names", ("list", "string")),
     )
 
-    field_names: list[str]
+    field_names: ListOf[str]
 
 
 class GraphModule(Struct):
@@ -820,9 +820,9 @@ class GraphModule(Struct):
 
     graph: Graph
     signature: GraphSignature
-    module_call_graph: list[ModuleCallEntry]
-    metadata: dict[str, str] = Field(default_factory=lambda: {})
-    treespec_namedtuple_fields: dict[str, NamedTupleDef] = Field(default_factory=lambda: {})
+    module_call_graph: ListOf[ModuleCallEntry]
+    metadata: MapOf[str, str] = Field(default_factory=lambda: {})
+    treespec_namedtuple_fields: MapOf[str, NamedTupleDef] = Field(default_factory=lambda: {})
 
 
 class ExportedProgram(Struct):
@@ -844,12 +844,12 @@ class ExportedProgram(Struct):
     }
 
     graph_module: GraphModule
-    opset_version: dict[str, I64]
-    range_constraints: dict[str, RangeConstraint]
+    opset_version: MapOf[str, I64]
+    range_constraints: MapOf[str, RangeConstraint]
     schema_version: SchemaVersion
-    verifiers: list[str] = Field(default_factory=lambda: [])
+    verifiers: ListOf[str] = Field(default_factory=lambda: [])
     torch_version: str = '<=2.4'
-    guards_code: list[str] = Field(default_factory=lambda: [])
+    guards_code: ListOf[str] = Field(default_factory=lambda: [])
 
 
 class PayloadMeta(Struct):
@@ -875,7 +875,7 @@ class PayloadConfig(Struct):
         (10, "config", ("map", "string", "PayloadMeta")),
     )
 
-    config: dict[str, PayloadMeta]
+    config: MapOf[str, PayloadMeta]
 
 
 class AOTInductorModelPickleData(Struct):
@@ -891,8 +891,8 @@ class AOTInductorModelPickleData(Struct):
     )
 
     library_basename: str
-    input_names: list[str]
-    output_names: list[str]
+    input_names: ListOf[str]
+    output_names: ListOf[str]
     floating_point_input_dtype: Optional[I64] = None
     floating_point_output_dtype: Optional[I64] = None
     aot_inductor_model_is_cpu: Optional[bool] = None
@@ -929,7 +929,7 @@ class ExternKernelNodes(Struct):
         "schema_version": "externspec's schema version; omitted from the JSON when unset, as torch writes it.",
     }
 
-    nodes: list[ExternKernelNode]
+    nodes: ListOf[ExternKernelNode]
     schema_version: Optional[SchemaVersion] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 

@@ -313,7 +313,8 @@ inline std::string python_json_string(std::string_view s) {
 }
 
 // Runs the decoder of one part (field, element, map value) of a container: on failure prefixes
-// the part's path segment; stops at the first problem, or collects them all in `collect` mode.
+// the part's path segment; stops at the first problem, or collects them all in `collect` mode
+// (a list or map still stops at its first bad element: the problems are bounded by the shape).
 class Collector {
  public:
   explicit Collector(const Ctx& ctx) : ctx_(ctx) {}
@@ -335,6 +336,7 @@ class Collector {
       e.prefix("[" + std::to_string(index) + "]");
       if (!ctx_.collect) throw;
       absorb(e);
+      finish();  // a container stops at its first bad element, as Python's (fail_fast) does
     }
   }
   template <class F>
@@ -345,6 +347,7 @@ class Collector {
       e.prefix("[" + python_json_string(key) + "]");
       if (!ctx_.collect) throw;
       absorb(e);
+      finish();
     }
   }
   // A problem of the container itself (missing or unknown key, union arity).

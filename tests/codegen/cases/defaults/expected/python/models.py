@@ -9,7 +9,7 @@ from typing import ClassVar, Final
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I64, Struct, ThriftFields, WireEnum
+from externspec._modelbase import F64, I64, ListOf, MapOf, Struct, ThriftFields, WireEnum
 
 IDL_CHECKSUM: Final = "f20f8f95c2e52ffcb5e93e9c3c19d5afd476f1a5e1ee3e26af999b7c6e17b3ec"
 
@@ -37,8 +37,8 @@ class Options(Struct):
     retries: I64 = 3
     scale: F64 = 1.5
     name: str = '<=2.4'
-    tags: list[str] = Field(default_factory=lambda: [])
-    limits: dict[str, I64] = Field(default_factory=lambda: {'a': 1})
+    tags: ListOf[str] = Field(default_factory=lambda: [])
+    limits: MapOf[str, I64] = Field(default_factory=lambda: {'a': 1})
     mode: Mode = Mode.SAFE
     required_count: I64
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Final
 
-from externspec._modelbase import Struct, ThriftFields, WireEnum
+from externspec._modelbase import ListOf, Struct, ThriftFields, WireEnum
 
 IDL_CHECKSUM: Final = "989921fb0e6060a8065b4375dd29a6b8060abc8126689b88f373732686a10c7e"
 
@@ -28,7 +28,7 @@ class Tagged(Struct):
     )
 
     kind: Kind
-    history: list[Kind]
+    history: ListOf[Kind]
 
 
 __all__ = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Final
 
-from externspec._modelbase import F64, I64, Struct, ThriftFields
+from externspec._modelbase import F64, I64, ListOf, MapOf, Struct, ThriftFields
 
 IDL_CHECKSUM: Final = "5fbd95126744afce48e0b7b551a315ce04a2537948e0d800aa075bd2e858e10e"
 
@@ -20,8 +20,8 @@ class Table(Struct):
         (20, "nested", ("map", "string", ("map", "string", "double"))),
     )
 
-    columns: dict[str, list[I64]]
-    nested: dict[str, dict[str, F64]]
+    columns: MapOf[str, ListOf[I64]]
+    nested: MapOf[str, MapOf[str, F64]]
 
 
 __all__ = [

@@ -9,7 +9,7 @@ from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import I64, OMIT_IF_NONE, Struct, ThriftFields, Union
+from externspec._modelbase import I64, OMIT_IF_NONE, ListOf, MapOf, Struct, ThriftFields, Union
 
 IDL_CHECKSUM: Final = "e3b770358c97d38dd5cab5962095096b9bc7813fa68cbaade5bf7193d99c4b1f"
 
@@ -23,7 +23,7 @@ class Tree(Struct):
     )
 
     label: str
-    children: list[Tree]
+    children: ListOf[Tree]
 
 
 class Call(Struct):
@@ -35,7 +35,7 @@ class Call(Struct):
     )
 
     fn: str
-    arguments: list[Expr]
+    arguments: ListOf[Expr]
 
 
 class Expr(Union):
@@ -50,7 +50,7 @@ class Expr(Union):
     )
 
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_record: Optional[dict[str, Expr]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_record: Optional[MapOf[str, Expr]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_call: Optional[Call] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 

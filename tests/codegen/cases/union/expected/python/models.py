@@ -9,7 +9,7 @@ from typing import ClassVar, Final, Optional
 
 from pydantic import Field
 
-from externspec._modelbase import F64, I64, OMIT_IF_NONE, Struct, ThriftFields, Union
+from externspec._modelbase import F64, I64, OMIT_IF_NONE, ListOf, Struct, ThriftFields, Union
 
 IDL_CHECKSUM: Final = "0f01cba2c91fc2fb880d97180c63ece8350dbd3d2b76f82dd0238eb32083b0de"
 
@@ -44,7 +44,7 @@ class Value(Union):
 
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
-    as_strings: Optional[list[str]] = Field(default=None, exclude_if=OMIT_IF_NONE)
+    as_strings: Optional[ListOf[str]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_point: Optional[Point] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
 
