@@ -133,6 +133,9 @@ def test_inspect_json_numbers_as_numbers_and_many_files(files: dict[str, Path]) 
     assert doc["nodes"][0]["outputs"] == [{"member": "as_tensor", "value": {"name": "buf0"}, "text": "buf0"}]
     assert doc["nodes"][0]["index"] == 0
     assert bad["ok"] is False and bad["documents"] == [] and len(bad["errors"]) == 4
+    g = externspec("inspect", "--no-slots", "--format", "github", str(files["good.json"]), str(files["bad.json"]))
+    assert g.returncode == 1 and len(g.stdout.splitlines()) == 4  # the problems only, no table
+    assert all(line.startswith(f"::error file={files['bad.json']},") for line in g.stdout.splitlines())
     # Text keeps going past a bad file too, its error on stderr.
     text = externspec("inspect", "--no-slots", str(files["bad.json"]), str(files["good.json"]))
     assert text.returncode == 1 and "aten::add.Tensor" in text.stdout

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,7 +174,3 @@ class Reporter:
         if self.format == "json":
             print(json.dumps([r.as_dict() for r in self.results], indent=2), flush=True)
         return 0 if all(r.ok for r in self.results) else 1
-
-
-def write_stderr(command: str, text: str) -> None:
-    print(f"externspec {command}: {text}", file=sys.stderr)
