@@ -98,7 +98,6 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
     """The machine-readable form of one document (an entry of `--format json`'s `documents`):
     argument values as their wire JSON (`value`) and as the table shows them (`text`), slots as
     `{"kind", "count"}` (None where torch lacks the op)."""
-    version = getattr(model, "schema_version", None)
     nodes = []
     for index, (name, node) in enumerate(_nodes(model) or []):
         counted = _slots.node_slots(node) if slots else None
@@ -114,7 +113,7 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
     return {
         "source": label,
         "type": type(model).__name__,
-        "schema_version": f"{version.major}.{version.minor}" if version is not None else None,
+        "schema_version": docs.facts(model)["schema_version"],
         "schema_version_text": docs.schema_version_text(model),
         "nodes": nodes,
     }

@@ -69,7 +69,7 @@ def check_file(path: str, args: argparse.Namespace, paint: Painter) -> tuple[Fil
                     lines.append(f"{paint('INVALID', 'red')}  {source.label}")
                     lines.append(f"  {_without_label(str(e), source.label)}")
             else:
-                document.update(type=type(model).__name__, summary=docs.summary(model))
+                document.update(type=type(model).__name__, summary=docs.summary(model), **docs.facts(model))
                 lines.append(f"{paint('OK', 'green')}       {source.label}  ({docs.summary(model)})")
     except docs.InputError as e:
         result.errors += problems_of(e, label=path, file=path)
