@@ -8,6 +8,7 @@ exit codes are those of the text format.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -190,3 +191,23 @@ def test_format_is_the_report_format_and_from_the_input_format(files: dict[str, 
     assert result["ok"] is True
     (result,) = results(externspec("inspect", "--no-slots", "--from", "compact", "--json", str(compact)))
     assert result["documents"][0]["nodes"][0]["target"] == "aten::add.Tensor"
+
+
+def test_color_flag_and_force_color(files: dict[str, Path]) -> None:
+    """Colour off in a pipe by default; FORCE_COLOR turns it on, NO_COLOR wins over it, and
+    `--color` (before or after the command) wins over both."""
+    good = str(files["good.json"])
+
+    def coloured(*args: str, **env: str) -> bool:
+        base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        r = subprocess.run([sys.executable, "-m", "externspec", *args], capture_output=True, text=True,
+                           cwd=ROOT, env={**base, **env}, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return "\x1b[32mOK\x1b[0m" in r.stdout
+
+    assert not coloured("validate", good)
+    assert coloured("validate", good, FORCE_COLOR="1")
+    assert not coloured("validate", good, FORCE_COLOR="1", NO_COLOR="1")
+    assert coloured("validate", "--color", "always", good, NO_COLOR="1")
+    assert coloured("--color", "always", "validate", good)
+    assert not coloured("--color", "always", "validate", good, "--color", "never", FORCE_COLOR="1")
