@@ -178,6 +178,14 @@ def test_compat_formats(tmp_path: Path) -> None:
     # An unchanged schema: ok, nothing to report.
     same = externspec("compat", "--format", "github", str(IDL), str(IDL))
     assert same.returncode == 0 and same.stdout == ""
+    # A minor change with its minor bump: ok, and the change shows as a notice.
+    minor = tmp_path / "minor.thrift"
+    added = "  20: optional i64 index;\n  30: optional string label;"
+    minor.write_text(text.replace("  20: optional i64 index;", added)
+                     .replace('SCHEMA_VERSION = {"major": 1, "minor": 0}', 'SCHEMA_VERSION = {"major": 1, "minor": 1}'))
+    n = externspec("compat", "--format", "github", str(IDL), str(minor))
+    assert n.returncode == 0, n.stdout
+    assert n.stdout.startswith(f"::notice file={minor},line={line + 1},col=3,title=externspec::[FIELD_ADDED_OPTIONAL]")
     missing = results(externspec("compat", "--json", str(IDL), str(tmp_path / "nope.thrift")))
     assert missing[0]["errors"][0]["kind"] == "input"
 
