@@ -6,7 +6,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup generate check-generated check-schema lint typecheck test bench demo fuzz clean
+.PHONY: help setup generate check-generated check-schema lint typecheck docs test bench demo fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ lint: $(STAMP) ## ruff
 typecheck: $(STAMP) ## mypy on python/ and codegen/
 	$(VENV)/bin/mypy
 
+docs: $(STAMP) ## build docs/ and the API reference (mkdocs.yml) into site/; --strict: broken links fail
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
 test: $(STAMP) check-generated check-schema ## run the whole test suite (slow tests included)
 	$(PY) -m pytest tests
 
@@ -54,4 +57,4 @@ demo: $(STAMP) ## the main job: real torch artifacts through externspec
 	$(PY) -m externspec.demo
 
 clean: ## remove build caches (keeps .venv)
-	rm -rf build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf build site .pytest_cache .mypy_cache .ruff_cache

@@ -129,7 +129,25 @@ def _emit_struct(schema: ir.Schema, s: ir.Struct) -> list[str]:
     out += _thrift_fields(s)
     out += _field_docs(s)
     out += [_field_line(schema, s, f) for f in s.fields]
+    if s.kind == "union" and s.fields:
+        out += _union_typing(s)
     return out
+
+
+def _union_typing(s: ir.Struct) -> list[str]:
+    """What a type checker sees of a union, beyond its Optional fields (runtime: `_modelbase.Union`):
+    `type` as a Literal of the member names, `value` as the union of the member types, and
+    `unwrap(member)` overloaded per member to return that member's type, not Optional."""
+    names = ", ".join(f'"{f.name}"' for f in s.fields)
+    value_types = " | ".join(dict.fromkeys(_annotation(f.type) for f in s.fields))
+    out = ["", "    if TYPE_CHECKING:", "        @property", f"        def type(self) -> Literal[{names}]: ...", "",
+           "        @property", f"        def value(self) -> {value_types}: ...", ""]
+    for f in s.fields:
+        signature = f'def unwrap(self, member: Literal["{f.name}"]) -> {_annotation(f.type)}: ...'
+        out += ["        @overload", f"        {signature}", ""]
+    # Any other name: what the base class accepts (and raises UnionAccessError for at run time).
+    out += ["        @overload", "        def unwrap(self, member: str) -> Any: ...", ""]
+    return [*out, "        def unwrap(self, member: str) -> Any: ..."]
 
 
 def _field_docs(s: ir.Struct) -> list[str]:
@@ -143,8 +161,9 @@ def _field_docs(s: ir.Struct) -> list[str]:
 
 def _imports(schema: ir.Schema, body: str) -> list[str]:
     """The import block: only what the rendered body uses (computed before assembling the file)."""
-    typing_names = [n for n in ("ClassVar", "Final", "Optional") if f"{n}[" in body or f"{n} =" in body
-                    or f": {n}" in body]
+    typing_names = [n for n in ("TYPE_CHECKING", "Any", "ClassVar", "Final", "Literal", "Optional")
+                    if re.search(rf"\b{n}\b[\[: =]|-> {n}:|if {n}:", body)]
+    typing_names += ["overload"] if "@overload" in body else []
     base_names = [n for n in ("F64", "I8", "I16", "I32", "I64", "OMIT_IF_NONE", "ListOf", "MapOf", "Struct",
                               "ThriftFields", "Union", "WireEnum") if re.search(rf"\b{n}\b", body)]
     lines = ["from __future__ import annotations", ""]

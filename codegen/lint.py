@@ -19,9 +19,9 @@ Finding = tuple[ir.SourceLoc, str]
 
 MAX_FIELD_ID = 32767
 
-# Union members become attributes next to the union API (`.type`, `.value`); torch's `_Union`
+# Union members become attributes next to the union API (`.type`, `.value`, `.unwrap`); torch's `_Union`
 # reserves the same names plus `create`.
-RESERVED_UNION_MEMBERS = frozenset({"type", "value", "create"})
+RESERVED_UNION_MEMBERS = frozenset({"type", "value", "unwrap", "create"})
 
 # Attributes of pydantic's BaseModel that a field must not shadow.
 RESERVED_FIELD_NAMES = frozenset({

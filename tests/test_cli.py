@@ -229,26 +229,33 @@ def test_inspect_aoti_package_counts_slots(artifacts):
     # scale_add(x, y, float alpha, int[] dims, str mode, Tensor? bias) -> Tensor
     assert lines[5][col["TARGET"]:col["ARGUMENT"]].strip() == "static 2 · ints 2+0 · tensors 3+1"
 
-    data = json.loads(run("inspect", str(artifacts["aoti"]), "--load", str(OPS), "--json").stdout)
+    (result,) = json.loads(run("inspect", str(artifacts["aoti"]), "--load", str(OPS), "--json").stdout)
+    assert result["ok"] is True and result["errors"] == []
+    (data,) = result["documents"]
     assert data["schema_version"] is None
     scale_add, cast_sum = data["nodes"]
     assert scale_add["target"] == "externspec_art::scale_add"
-    assert [(a["name"], a["member"], a["value"], a["slots"]) for a in scale_add["inputs"]] == [
-        ("x", "as_tensor", "arg0_1", "tensor"), ("y", "as_tensor", "arg1_1", "tensor"),
-        ("alpha", "as_float", "2.5", "static"), ("dims", "as_ints", "[0, 1]", "2 ints"),
-        ("mode", "as_string", '"mean"', "static"), ("bias", "as_tensor", "arg2_1", "tensor")]
+    # Values as the wire writes them (numbers as numbers), `text` as the table shows them.
+    assert [(a["name"], a["member"], a["value"], a["text"], a["slots"]) for a in scale_add["inputs"]] == [
+        ("x", "as_tensor", {"name": "arg0_1"}, "arg0_1", {"kind": "tensor", "count": 1}),
+        ("y", "as_tensor", {"name": "arg1_1"}, "arg1_1", {"kind": "tensor", "count": 1}),
+        ("alpha", "as_float", 2.5, "2.5", {"kind": "static", "count": 0}),
+        ("dims", "as_ints", [0, 1], "[0, 1]", {"kind": "int", "count": 2}),
+        ("mode", "as_string", "mean", '"mean"', {"kind": "static", "count": 0}),
+        ("bias", "as_tensor", {"name": "arg2_1"}, "arg2_1", {"kind": "tensor", "count": 1})]
     # cast_sum(x, ScalarType dtype, Tensor[] others, float scale) -> Tensor
     assert cast_sum["slots"] == {"static": 2, "int_inputs": 0, "tensor_inputs": 3, "int_outputs": 0,
                                  "tensor_outputs": 1}
-    assert cast_sum["inputs"][1] == {"name": "dtype", "member": "as_scalar_type", "value": "ScalarType.DOUBLE",
-                                     "slots": "static"}
-    assert cast_sum["inputs"][2]["slots"] == "2 tensors"
+    assert cast_sum["inputs"][1] == {"name": "dtype", "member": "as_scalar_type", "value": es.ScalarType.DOUBLE.value,
+                                     "text": "ScalarType.DOUBLE", "slots": {"kind": "static", "count": 0}}
+    assert cast_sum["inputs"][2]["slots"] == {"kind": "tensor", "count": 2}
 
 
 @pytest.mark.slow
 def test_inspect_export_archives_without_the_custom_ops():
     """Ops torch does not know in this process get no counts rather than wrong ones; aten ops do."""
-    custom = json.loads(run("inspect", str(support.exported_program("custom_ops")), "--json").stdout)
+    (result,) = json.loads(run("inspect", str(support.exported_program("custom_ops")), "--json").stdout)
+    (custom,) = result["documents"]
     assert re.fullmatch(r"8\.\d+", custom["schema_version"])
     assert [n["slots"] for n in custom["nodes"]] == [None, None]
     r = run("inspect", str(support.exported_program("mlp")))
@@ -376,17 +383,17 @@ def test_shutil_which_is_not_needed():
 
 
 def test_format_override_and_node_spec(tmp_path):
-    """An unknown extension: JSON is sniffed, Thrift needs --format (binary is the guess)."""
+    """An unknown extension: JSON is sniffed, Thrift needs --from (binary is the guess)."""
     spec = ROOT / "tests/compat/payloads/v1.0/node_spec_0.json"
     assert run("convert", str(spec), str(tmp_path / "spec.compact")).returncode == 0
     (tmp_path / "spec.compact").rename(tmp_path / "spec.dat")
-    r = run("validate", "--format", "compact", str(tmp_path / "spec.dat"))
+    r = run("validate", "--from", "compact", str(tmp_path / "spec.dat"))
     assert r.returncode == 0 and "(ExternKernelNode)" in r.stdout, r.stdout
     r = run("validate", str(tmp_path / "spec.dat"))  # read as binary: wrong
     assert r.returncode == 1 and r.stdout.startswith("INVALID"), r.stdout
     (tmp_path / "spec.txt").write_bytes(spec.read_bytes())
     r = run("inspect", "--no-slots", "--json", str(tmp_path / "spec.txt"))
     assert r.returncode == 0, r.stderr
-    data = json.loads(r.stdout)
+    ((data,),) = [r["documents"] for r in json.loads(r.stdout)]
     assert data["type"] == "ExternKernelNode" and len(data["nodes"]) == 1
     assert data["nodes"][0]["target"] == json.loads(spec.read_text())["node"]["target"]

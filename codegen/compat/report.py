@@ -1,9 +1,9 @@
 """Run every rule over two schemas and present the result: findings, required bump, verdict,
-numbered remediation options; as text (one `file:line:col: [RULE_ID] message` per finding) or JSON."""
+numbered remediation options; as text (one `file:line:col: [RULE_ID] message` per finding) or as
+data for JSON (`to_json`, in `externspec compat --format json`'s result)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,9 +89,6 @@ class Report:
             ],
             "remediation": self.remediation(),
         }
-
-    def json_text(self) -> str:
-        return json.dumps(self.to_json(), indent=2)
 
 
 def find_changes(old: ir.Schema, new: ir.Schema) -> tuple[Finding, ...]:

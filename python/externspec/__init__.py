@@ -22,6 +22,7 @@ from .errors import (
     ModelError,
     PackageError,
     SpecMismatchError,
+    UnionAccessError,
     UnsupportedError,
     VersionError,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "ModelError",
     "PackageError",
     "SpecMismatchError",
+    "UnionAccessError",
     "UnsupportedError",
     "VersionError",
     "dump",

@@ -265,6 +265,18 @@ class Union(_Model):
         """The value of the member that is set."""
         return getattr(self, self.type)
 
+    def unwrap(self, member: str) -> Any:
+        """The value of `member`, which must be the member that is set, else `UnionAccessError`
+        (as the C++ accessors throw). The typed accessor: for a type checker `arg.unwrap("as_int")`
+        is an `int`, where `arg.as_int` stays `int | None` whatever `arg.type` was compared to."""
+        from .errors import UnionAccessError
+
+        if member not in self.MEMBERS:
+            raise UnionAccessError(f"`{type(self).__name__}` has no member `{member}`")
+        if member != self.type:
+            raise UnionAccessError(f"{type(self).__name__} holds `{self.type}`, not `{member}`")
+        return getattr(self, member)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.type}={self.value!r})"
 

@@ -14,6 +14,8 @@ import importlib
 import os
 import sys
 
+from externspec.commands import _terminal
+
 SUBCOMMANDS: tuple[str, ...] = (
     "externspec.commands.validate",
     "externspec.commands.inspect",
@@ -33,17 +35,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="externspec", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"externspec {__version__}")
+    _add_color_argument(parser, default="auto")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_name in SUBCOMMANDS:
         module = importlib.import_module(module_name)
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
+        _add_color_argument(p, default=argparse.SUPPRESS)  # after the command too; keeps one given before
         p.set_defaults(_run=module.run)
     return parser
 
 
+def _add_color_argument(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--color", choices=_terminal.COLOR_MODES, default=default,
+                   help="colour the text output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), "
+                        "always or never (default: auto)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _terminal.color_mode = args.color
     try:
         return int(args._run(args))
     except BrokenPipeError:

@@ -117,6 +117,10 @@ class VersionError(ExternSpecError):
     """A document's schema version cannot be read by this version of externspec."""
 
 
+class UnionAccessError(ExternSpecError, ValueError):
+    """`union.unwrap(member)` of a member that is not the one set (or that the union does not have)."""
+
+
 class UnsupportedError(ExternSpecError, TypeError):
     """A value or type that the extern-kernel ABI cannot carry (named: op, argument, type)."""
 

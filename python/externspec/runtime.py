@@ -507,32 +507,32 @@ def _check_member(label: str, p: _Param, arg: Argument, exported: _Param | None)
 
 def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positional: bool, key: Any,
                     n_tensors: int, n_ints: int, wrapped: bool) -> tuple[Any, _Fill | None, int, int]:
-    member, v = arg.type, arg.value
+    member = arg.type
     if member == "as_int" and at.base in ENUM_BASES:
         # torch-written enum default in c10 numbering: static, never a slot.
         c10 = {"ScalarType": torch_types.dtype_from_c10, "Layout": torch_types.layout_from_c10,
                "MemoryFormat": torch_types.memory_format_from_c10}[at.base]
         try:
-            return c10(v), None, n_tensors, n_ints
+            return c10(arg.unwrap("as_int")), None, n_tensors, n_ints
         except UnsupportedError as exc:
             raise SpecMismatchError(f"{label}: argument `{p.name}` (as_int, c10 {at.base}): {exc}") from None
     if member == "as_tensor":
         kind = _WRAPPED if wrapped else _TENSOR
         return None, _Fill(positional, key, kind, n_tensors, n_tensors + 1), n_tensors + 1, n_ints
     if member == "as_tensors":
-        n = len(v)
+        n = len(arg.unwrap("as_tensors"))
         return None, _Fill(positional, key, _TENSORS, n_tensors, n_tensors + n), n_tensors + n, n_ints
     if member == "as_optional_tensors":
-        pattern = tuple(item.type == "as_tensor" for item in v)
+        pattern = tuple(item.type == "as_tensor" for item in arg.unwrap("as_optional_tensors"))
         n = sum(pattern)
         return None, _Fill(positional, key, _OPT_TENSORS, n_tensors, n_tensors + n, pattern), n_tensors + n, n_ints
     if member in ("as_int", "as_sym_int"):
         return None, _Fill(positional, key, _INT, n_ints, n_ints + 1), n_tensors, n_ints + 1
     if member in ("as_ints", "as_sym_ints"):
-        n = len(v)
+        n = len(arg.unwrap(member))
         return None, _Fill(positional, key, _INTS, n_ints, n_ints + n), n_tensors, n_ints + n
     try:
-        return _static_value(member, v), None, n_tensors, n_ints
+        return _static_value(member, arg.value), None, n_tensors, n_ints
     except UnsupportedError as exc:
         raise SpecMismatchError(f"{label}: argument `{p.name}` ({member}): {exc}") from None
 
@@ -587,15 +587,16 @@ def _plan_outputs(label: str, schema: _SchemaFacts, exported: _SchemaFacts | Non
             plan.append((kind, t0 + n_tensors, 1))
             n_tensors += 1
         elif kind == _OUT_TENSORS:
-            plan.append((kind, t0 + n_tensors, len(out.value)))
-            n_tensors += len(out.value)
+            n = len(out.unwrap("as_tensors"))
+            plan.append((kind, t0 + n_tensors, n))
+            n_tensors += n
         elif kind == _OUT_OPT_TENSOR:
-            present = out.value.type == "as_tensor"
+            present = out.unwrap("as_optional_tensor").type == "as_tensor"
             plan.append((kind, t0 + n_tensors, int(present)))
             n_tensors += int(present)
         elif kind == _OUT_INT:
             plan.append((kind, i0 + len(ints), 0))
-            ints.append(out.value)
+            ints.append(out.unwrap("as_int"))
         else:
             plan.append((kind, 0, 0))
     return plan, n_tensors, ints

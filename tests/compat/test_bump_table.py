@@ -161,8 +161,9 @@ def test_cli_catches_a_breaking_edit(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_cli_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     new = _breaking_copy(tmp_path)
     assert cli.main(["compat", "--json", str(IDL), str(new)]) == 1
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["ok"] is False and doc["required_bump"] == "forbidden"
+    (doc,) = json.loads(capsys.readouterr().out)  # one result per checked file (NEW), as validate's
+    assert doc["ok"] is False and doc["required_bump"] == "forbidden" and doc["file"] == str(new)
+    assert [e["kind"] for e in doc["errors"]] == ["FIELD_SAME_TYPE", "version_bump"]
     assert [(f["rule"], f["line"], f["col"]) for f in doc["findings"]] == [("FIELD_SAME_TYPE", _index_line(), 3)]
     assert doc["findings"][0]["categories"] == ["wire-JSON", "wire-binary", "source"]
 

@@ -21,7 +21,7 @@ in torch/_export/serde/schema.py (SCHEMA_VERSION 8.20), unless its doc says othe
 
 from __future__ import annotations
 
-from typing import ClassVar, Final, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Optional, overload
 
 from pydantic import Field
 
@@ -134,6 +134,27 @@ class SymExprHint(Union):
     as_bool: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_int", "as_bool", "as_float"]: ...
+
+        @property
+        def value(self) -> I64 | bool | F64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_int"]) -> I64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_bool"]) -> bool: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_float"]) -> F64: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
+
 
 class SymExpr(Struct):
     """A sympy expression over the program's symbols, with an optional traced hint."""
@@ -164,6 +185,24 @@ class SymInt(Union):
     as_expr: Optional[SymExpr] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_expr", "as_int"]: ...
+
+        @property
+        def value(self) -> SymExpr | I64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_expr"]) -> SymExpr: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_int"]) -> I64: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
+
 
 class SymFloat(Union):
     """A symbolic or concrete float."""
@@ -178,6 +217,24 @@ class SymFloat(Union):
     as_expr: Optional[SymExpr] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_expr", "as_float"]: ...
+
+        @property
+        def value(self) -> SymExpr | F64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_expr"]) -> SymExpr: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_float"]) -> F64: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
+
 
 class SymBool(Union):
     """A symbolic or concrete bool."""
@@ -191,6 +248,24 @@ class SymBool(Union):
 
     as_expr: Optional[SymExpr] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_bool: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
+
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_expr", "as_bool"]: ...
+
+        @property
+        def value(self) -> SymExpr | bool: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_expr"]) -> SymExpr: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_bool"]) -> bool: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
 
 
 class TensorMeta(Struct):
@@ -230,6 +305,24 @@ class SymIntArgument(Union):
     as_name: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_name", "as_int"]: ...
+
+        @property
+        def value(self) -> str | I64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_name"]) -> str: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_int"]) -> I64: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
+
 
 class SymFloatArgument(Union):
     """A SymFloat argument: a graph value name or a constant."""
@@ -244,6 +337,24 @@ class SymFloatArgument(Union):
     as_name: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_name", "as_float"]: ...
+
+        @property
+        def value(self) -> str | F64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_name"]) -> str: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_float"]) -> F64: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
+
 
 class SymBoolArgument(Union):
     """A SymBool argument: a graph value name or a constant."""
@@ -257,6 +368,24 @@ class SymBoolArgument(Union):
 
     as_name: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_bool: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
+
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_name", "as_bool"]: ...
+
+        @property
+        def value(self) -> str | bool: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_name"]) -> str: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_bool"]) -> bool: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
 
 
 class TensorArgument(Struct):
@@ -293,6 +422,24 @@ class OptionalTensorArgument(Union):
 
     as_tensor: Optional[TensorArgument] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_none: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
+
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_tensor", "as_none"]: ...
+
+        @property
+        def value(self) -> TensorArgument | bool: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_tensor"]) -> TensorArgument: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_none"]) -> bool: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
 
 
 class CustomObjArgument(Struct):
@@ -408,6 +555,111 @@ class Argument(Union):
     as_string_to_argument: Optional[MapOf[str, Argument]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_float_lists: Optional[ListOf[ListOf[F64]]] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_none", "as_tensor", "as_tensors", "as_int", "as_ints", "as_float", "as_floats", "as_string", "as_strings", "as_sym_int", "as_sym_ints", "as_scalar_type", "as_memory_format", "as_layout", "as_device", "as_bool", "as_bools", "as_sym_bool", "as_sym_bools", "as_graph", "as_optional_tensors", "as_custom_obj", "as_operator", "as_sym_float", "as_sym_floats", "as_optional_tensor", "as_complex", "as_nested_tensors", "as_int_lists", "as_string_to_argument", "as_float_lists"]: ...
+
+        @property
+        def value(self) -> bool | TensorArgument | ListOf[TensorArgument] | I64 | ListOf[I64] | F64 | ListOf[F64] | str | ListOf[str] | SymIntArgument | ListOf[SymIntArgument] | ScalarType | MemoryFormat | Layout | Device | ListOf[bool] | SymBoolArgument | ListOf[SymBoolArgument] | GraphArgument | ListOf[OptionalTensorArgument] | CustomObjArgument | SymFloatArgument | ListOf[SymFloatArgument] | OptionalTensorArgument | ComplexValue | ListOf[ListOf[TensorArgument]] | ListOf[ListOf[I64]] | MapOf[str, Argument] | ListOf[ListOf[F64]]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_none"]) -> bool: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_tensor"]) -> TensorArgument: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_tensors"]) -> ListOf[TensorArgument]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_int"]) -> I64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_ints"]) -> ListOf[I64]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_float"]) -> F64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_floats"]) -> ListOf[F64]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_string"]) -> str: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_strings"]) -> ListOf[str]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_sym_int"]) -> SymIntArgument: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_sym_ints"]) -> ListOf[SymIntArgument]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_scalar_type"]) -> ScalarType: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_memory_format"]) -> MemoryFormat: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_layout"]) -> Layout: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_device"]) -> Device: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_bool"]) -> bool: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_bools"]) -> ListOf[bool]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_sym_bool"]) -> SymBoolArgument: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_sym_bools"]) -> ListOf[SymBoolArgument]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_graph"]) -> GraphArgument: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_optional_tensors"]) -> ListOf[OptionalTensorArgument]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_custom_obj"]) -> CustomObjArgument: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_operator"]) -> str: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_sym_float"]) -> SymFloatArgument: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_sym_floats"]) -> ListOf[SymFloatArgument]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_optional_tensor"]) -> OptionalTensorArgument: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_complex"]) -> ComplexValue: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_nested_tensors"]) -> ListOf[ListOf[TensorArgument]]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_int_lists"]) -> ListOf[ListOf[I64]]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_string_to_argument"]) -> MapOf[str, Argument]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_float_lists"]) -> ListOf[ListOf[F64]]: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
+
 
 class NamedArgument(Struct):
     """An input of a node, named by the op schema's argument name."""
@@ -521,6 +773,33 @@ class ConstantValue(Union):
     as_string: Optional[str] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_bool: Optional[bool] = Field(default=None, exclude_if=OMIT_IF_NONE)
 
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_none", "as_int", "as_float", "as_string", "as_bool"]: ...
+
+        @property
+        def value(self) -> bool | I64 | F64 | str: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_none"]) -> bool: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_int"]) -> I64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_float"]) -> F64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_string"]) -> str: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_bool"]) -> bool: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
+
 
 class InputToConstantInputSpec(Struct):
     """A graph input bound to a constant value."""
@@ -616,6 +895,39 @@ class InputSpec(Union):
     custom_obj: Optional[InputToCustomObjSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
     token: Optional[InputTokenSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
     constant_input: Optional[InputToConstantInputSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
+
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["user_input", "parameter", "buffer", "tensor_constant", "custom_obj", "token", "constant_input"]: ...
+
+        @property
+        def value(self) -> UserInputSpec | InputToParameterSpec | InputToBufferSpec | InputToTensorConstantSpec | InputToCustomObjSpec | InputTokenSpec | InputToConstantInputSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["user_input"]) -> UserInputSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["parameter"]) -> InputToParameterSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["buffer"]) -> InputToBufferSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["tensor_constant"]) -> InputToTensorConstantSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["custom_obj"]) -> InputToCustomObjSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["token"]) -> InputTokenSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["constant_input"]) -> InputToConstantInputSpec: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
 
 
 class UserOutputSpec(Struct):
@@ -732,6 +1044,42 @@ class OutputSpec(Union):
     user_input_mutation: Optional[UserInputMutationSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
     token: Optional[OutputTokenSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
     parameter_mutation: Optional[ParameterMutationSpec] = Field(default=None, exclude_if=OMIT_IF_NONE)
+
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["user_output", "loss_output", "buffer_mutation", "gradient_to_parameter", "gradient_to_user_input", "user_input_mutation", "token", "parameter_mutation"]: ...
+
+        @property
+        def value(self) -> UserOutputSpec | LossOutputSpec | BufferMutationSpec | GradientToParameterSpec | GradientToUserInputSpec | UserInputMutationSpec | OutputTokenSpec | ParameterMutationSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["user_output"]) -> UserOutputSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["loss_output"]) -> LossOutputSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["buffer_mutation"]) -> BufferMutationSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["gradient_to_parameter"]) -> GradientToParameterSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["gradient_to_user_input"]) -> GradientToUserInputSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["user_input_mutation"]) -> UserInputMutationSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["token"]) -> OutputTokenSpec: ...
+
+        @overload
+        def unwrap(self, member: Literal["parameter_mutation"]) -> ParameterMutationSpec: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
 
 
 class GraphSignature(Struct):

@@ -288,6 +288,20 @@ def summary(model: BaseModel) -> str:
     return name
 
 
+def facts(model: BaseModel) -> dict[str, Any]:
+    """The summary's facts for `--format json`: schema version (`"M.N"` or None) and the count of
+    nodes (documents with nodes) or entries (PayloadConfig), as numbers."""
+    version = getattr(model, "schema_version", None)
+    out: dict[str, Any] = {"schema_version": f"{version.major}.{version.minor}" if version is not None else None}
+    if isinstance(model, es.ExternKernelNodes):
+        out["nodes"] = len(model.nodes)
+    elif isinstance(model, es.ExportedProgram):
+        out["nodes"] = len(model.graph_module.graph.nodes)
+    elif isinstance(model, es.PayloadConfig):
+        out["entries"] = len(model.config)
+    return out
+
+
 def schema_version_text(model: BaseModel) -> str:
     if isinstance(model, es.ExternKernelNodes):
         v = model.schema_version

@@ -1,4 +1,4 @@
-"""Terminal output: aligned tables, colour only on a TTY (and never under NO_COLOR), progress.
+"""Terminal output: aligned tables, colour only on a TTY (NO_COLOR, FORCE_COLOR and `--color` say otherwise), progress.
 
 Scripts read stdout; humans read a terminal. Colour codes and progress lines would corrupt pipes and
 logs, so both appear only when the stream is a TTY. Progress goes to stderr so stdout stays clean.
@@ -15,10 +15,20 @@ from typing import TextIO
 _CODES = {"bold": "1", "red": "31", "green": "32", "yellow": "33", "dim": "2"}
 
 
+COLOR_MODES = ("auto", "always", "never")
+color_mode = "auto"  # `--color`, set by the command line before a command runs
+
+
 def colour_enabled(stream: TextIO) -> bool:
-    """https://no-color.org: a non-empty NO_COLOR disables colour; so does a non-TTY stream."""
+    """`--color always|never` decides; under `auto` (the default) a non-empty NO_COLOR
+    (https://no-color.org) disables colour, then a non-empty FORCE_COLOR
+    (https://force-color.org) enables it, else colour is on for a TTY only."""
+    if color_mode != "auto":
+        return color_mode == "always"
     if os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 

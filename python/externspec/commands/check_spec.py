@@ -4,7 +4,7 @@ Each FILE is a spec (`*.json`, externspec- or torch-written) or an AOTInductor p
 whose `*.wrapper.json` is checked). The ops a spec names must be registered first: `--load OPS`
 loads a C++ op library (`.so`), runs a Python file (`.py`) or imports a module that defines them,
 as `inspect --load` does. Prints one line per node (its call plan); exits 1 when a file is bad or
-a node does not match its op. Needs torch.
+a node does not match its op. Needs torch. `--format json|github`: the same for programs and CI.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from . import _documents as docs
+from ._report import FileResult, Reporter, add_format_arguments, problems_of
 
 NAME = "check-spec"
 HELP = "validate extern-kernel specs (.json or AOTInductor .pt2) against the registered ops"
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # The flags of earlier releases, kept as aliases of --load.
     parser.add_argument("--import", dest="load", action="append", help=argparse.SUPPRESS)
     parser.add_argument("--load-library", dest="load", action="append", help=argparse.SUPPRESS)
+    add_format_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,8 +42,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not _slots.register_ops(args.load, "check-spec"):
         return 1
-    bad = 0
+    reporter = Reporter(args.output_format)
     for path in args.files:
+        result = FileResult(path, fields={"documents": []})
+        label = path
         try:
             specs = [s for s in docs.read_sources(path, type_name=None if path.endswith(".pt2") else
                                                   "ExternKernelNodes")
@@ -49,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             if not specs:
                 raise docs.InputError(f"{path}: no */data/aotinductor/*/*.wrapper.json in this archive")
             for source in specs:
+                label = source.label
                 source.type = es.ExternKernelNodes
                 spec = docs.decode(source)
                 assert isinstance(spec, es.ExternKernelNodes)
@@ -56,12 +61,24 @@ def run(args: argparse.Namespace) -> int:
                 version = spec.schema_version
                 origin = (f"schema {version.major}.{version.minor}" if version
                           else "no schema_version (torch-written)")
+                result.fields["documents"].append({
+                    "source": source.label,
+                    "schema_version": f"{version.major}.{version.minor}" if version else None,
+                    "nodes": [{"label": plan.label, "int_inputs": plan.num_input_ints,
+                               "int_outputs": plan.num_ints - plan.num_input_ints,
+                               "tensor_inputs": plan.num_input_tensors,
+                               "tensor_outputs": plan.num_tensors - plan.num_input_tensors}
+                              for plan in executor.plans]})
+                if not reporter.text:
+                    continue
                 print(f"{source.label}: {len(executor)} nodes, {origin}: every node matches its op")
                 for plan in executor.plans:
                     print(f"  {plan.label}: ints {plan.num_input_ints} in + "
                           f"{plan.num_ints - plan.num_input_ints} returned, tensors {plan.num_input_tensors} in + "
                           f"{plan.num_tensors - plan.num_input_tensors} out")
         except (es.ExternSpecError, docs.InputError) as exc:
-            bad += 1
-            print(f"externspec check-spec: {exc}", file=sys.stderr)
-    return 1 if bad else 0
+            result.errors += problems_of(exc, label=label, file=path)
+            if reporter.text:
+                print(f"externspec check-spec: {exc}", file=sys.stderr)
+        reporter.add(result)
+    return reporter.finish()

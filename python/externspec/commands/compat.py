@@ -16,6 +16,12 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._report import FileResult, Problem, Reporter, add_format_arguments
+
+if TYPE_CHECKING:
+    from externspec.codegen.compat.report import Report
 
 NAME = "compat"
 HELP = "check a schema change against the version bump it requires"
@@ -25,7 +31,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="THRIFT",
                    help="OLD.thrift NEW.thrift, or only NEW.thrift with --against")
     p.add_argument("--against", metavar="REV", help="git revision holding the old version of NEW.thrift")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--at-least", action="store_true",
                    help="accept any version at least as big as required (OLD is an older release, not the last)")
     p.add_argument("--old-version", metavar="M.N", type=_version,
@@ -33,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--new-version", metavar="M.N", type=_version, help="likewise for NEW")
     p.add_argument("--no-version-const", action="store_true",
                    help="do not require a SCHEMA_VERSION const in the IDLs (pass the versions instead)")
+    add_format_arguments(p)
 
 
 def _version(text: str) -> tuple[int, int]:
@@ -71,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"externspec compat: expected {usage}, got {len(files)} file(s)", file=sys.stderr)
         return 2
     require_version = not args.no_version_const
+    reporter = Reporter(args.output_format)
+    result = FileResult(str(files[-1]))
     try:
         if args.against:
             text, display = git_show(args.against, files[0])
@@ -79,13 +87,45 @@ def run(args: argparse.Namespace) -> int:
             old = compat.load(files[0], str(files[0]), require_version=require_version)
         new = compat.load(files[-1], str(files[-1]), require_version=require_version)
     except OSError as e:
-        print(f"externspec compat: {e.filename}: cannot read: {e.strerror or e}", file=sys.stderr)
-        return 1
-    except (ValueError, compat.SchemaError) as e:
-        print(f"externspec compat: {e}", file=sys.stderr)
-        return 1
+        result.errors.append(Problem("input", "", f"cannot read: {e.strerror or e}", file=e.filename))
+        return _failed(reporter, result, f"{e.filename}: cannot read: {e.strerror or e}")
+    except compat.SchemaError as e:
+        result.errors += [Problem("schema", "", msg, file=loc.file, line=loc.line, col=loc.col)
+                          for loc, msg in e.problems]
+        return _failed(reporter, result, str(e))
+    except ValueError as e:
+        result.errors.append(Problem("input", "", str(e)))
+        return _failed(reporter, result, str(e))
     report = compat.compare(old, new, at_least=args.at_least,
                             old_version=args.old_version, new_version=args.new_version)
-    print(report.json_text() if args.json else report.text())
-    return 0 if report.ok else 1
+    if reporter.text:
+        print(report.text())
+    findings = report_findings(report)
+    result.errors = [] if report.ok else [*findings, _verdict_problem(report)]
+    result.fields = {k: v for k, v in report.to_json().items() if k != "ok"}
+    reporter.add(result, notices=findings if report.ok else None)
+    return reporter.finish()
 
+
+def _failed(reporter: Reporter, result: FileResult, text: str) -> int:
+    if reporter.text:
+        print(f"externspec compat: {text}", file=sys.stderr)
+    reporter.add(result)
+    return reporter.finish()
+
+
+def report_findings(report: Report) -> list[Problem]:
+    """Each classified change, located in its IDL (kind: the rule id)."""
+    return [Problem(f.rule, "", f"[{f.rule}] {f.message} ({f.bump} bump)", file=f.loc.file, line=f.loc.line,
+                    col=f.loc.col) for f in report.findings]
+
+
+def _verdict_problem(report: Report) -> Problem:
+    """A failed check as one problem at NEW's SCHEMA_VERSION (or NEW itself), with the options."""
+    options = "; ".join(f"{i}. {opt}" for i, opt in enumerate(report.remediation(), 1))
+    const = report.new.const("SCHEMA_VERSION")
+    message = f"required bump: {report.required}; {report.verdict.message}" + (f". Options: {options}"
+                                                                                if options else "")
+    if const is None:
+        return Problem("version_bump", "", message, file=report.new.path)
+    return Problem("version_bump", "", message, file=const.loc.file, line=const.loc.line, col=const.loc.col)

@@ -1,4 +1,6 @@
-"""`externspec inspect FILE`: the nodes of a document as a table, with their call-ABI slot counts."""
+"""`externspec inspect FILE...`: the nodes of each document as a table, with their call-ABI slot counts.
+
+`--format json` gives the same for programs (`describe`), `--format github` only the problems."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from externspec._modelbase import Union as UnionModel
 
 from . import _documents as docs
 from . import _slots
+from ._report import FileResult, Reporter, add_format_arguments, problems_of
 from ._terminal import Painter, table, terminal_width
 
 NAME = "inspect"
@@ -25,46 +28,57 @@ HEADERS = ("IDX", "TARGET", "ARGUMENT", "MEMBER", "VALUE", "SLOTS")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="JSON, Thrift binary/compact, or .pt2 file")
-    p.add_argument("--json", action="store_true", help="print JSON for machines instead of a table")
+    p.add_argument("files", nargs="+", metavar="FILE", help="JSON, Thrift binary/compact, or .pt2 files ('-': stdin)")
     p.add_argument("--type", choices=list(docs.DOCUMENT_TYPES), help="document type (default: detected)")
-    p.add_argument("--format", choices=docs.FORMATS, help="file format (default: from the extension)")
+    p.add_argument("--from", dest="from_", choices=docs.FORMATS, metavar="{json,binary,compact}",
+                   help="input format (default: from the extension, else sniffed)")
     p.add_argument("--load", action="append", default=[], metavar="OPS",
                    help="register custom ops first, so their slots can be counted: a .so library, a .py file "
                         "or a module name (repeatable)")
     p.add_argument("--no-slots", action="store_true", help="do not import torch to count slots")
+    add_format_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     if not _slots.register_ops(args.load, "inspect"):
         return 1
-    try:
-        documents = []
-        for source in docs.read_sources(args.file, format=args.format, type_name=args.type):
-            model = docs.decode(source)
-            if _nodes(model) is not None:
-                documents.append((source.label, model))
-    except (es.DecodeError, es.VersionError, docs.InputError) as e:
-        print(f"externspec inspect: {e}", file=sys.stderr)
-        return 1
-    if not documents:
-        print(f"externspec inspect: {args.file}: no document with nodes (PayloadConfig only)", file=sys.stderr)
-        return 1
-    described = [describe(label, model, slots=not args.no_slots) for label, model in documents]
-    if args.json:
-        print(json.dumps(described if len(described) > 1 else described[0], indent=2))
-        return 0
+    reporter = Reporter(args.output_format)
     paint = Painter(sys.stdout)
     width = terminal_width(sys.stdout)
-    for n, doc in enumerate(described):
-        if n:
-            print()
-        print(paint(doc["source"], "bold"))
-        print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
-              f"{'s' if len(doc['nodes']) != 1 else ''}")
-        print()
-        print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
-    return 0
+    shown = 0
+    for path in args.files:
+        result = FileResult(path, fields={"documents": []})
+        label = path
+        try:
+            documents = []
+            for source in docs.read_sources(path, format=args.from_, type_name=args.type):
+                label = source.label
+                model = docs.decode(source)
+                if _nodes(model) is not None:
+                    documents.append((source.label, model))
+            if not documents:
+                label = path
+                raise docs.InputError(f"{path}: no document with nodes (PayloadConfig only)")
+        except (es.DecodeError, es.VersionError, docs.InputError) as e:
+            result.errors += problems_of(e, label=label, file=path)
+            if reporter.text:
+                print(f"externspec inspect: {e}", file=sys.stderr)
+            reporter.add(result)
+            continue
+        described = [describe(label, model, slots=not args.no_slots) for label, model in documents]
+        result.fields["documents"] = described
+        reporter.add(result)
+        if reporter.text:
+            for doc in described:
+                if shown:
+                    print()
+                shown += 1
+                print(paint(doc["source"], "bold"))
+                print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
+                      f"{'s' if len(doc['nodes']) != 1 else ''}")
+                print()
+                print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
+    return reporter.finish()
 
 
 def _nodes(model: BaseModel) -> list[tuple[str | None, es.Node]] | None:
@@ -81,24 +95,25 @@ def _nodes(model: BaseModel) -> list[tuple[str | None, es.Node]] | None:
 
 
 def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, Any]:
-    """The machine-readable form of `inspect` (what `--json` prints)."""
-    version = getattr(model, "schema_version", None)
+    """The machine-readable form of one document (an entry of `--format json`'s `documents`):
+    argument values as their wire JSON (`value`) and as the table shows them (`text`), slots as
+    `{"kind", "count"}` (None where torch lacks the op)."""
     nodes = []
     for index, (name, node) in enumerate(_nodes(model) or []):
         counted = _slots.node_slots(node) if slots else None
         per_input = counted[1] if counted else [None] * len(node.inputs)
         inputs = [
-            {"name": a.name, "member": a.arg.type, "value": value_text(a.arg.value),
-             "slots": s.text() if s else None}
+            {"name": a.name, "member": a.arg.type, "value": wire_value(a.arg), "text": value_text(a.arg.value),
+             "slots": {"kind": s.kind, "count": s.count} if s else None}
             for a, s in zip(node.inputs, per_input, strict=True)
         ]
-        outputs = [{"member": o.type, "value": value_text(o.value)} for o in node.outputs]
+        outputs = [{"member": o.type, "value": wire_value(o), "text": value_text(o.value)} for o in node.outputs]
         nodes.append({"index": index, "name": name, "target": node.target, "inputs": inputs,
                       "outputs": outputs, "slots": counted[0].as_dict() if counted else None})
     return {
         "source": label,
         "type": type(model).__name__,
-        "schema_version": f"{version.major}.{version.minor}" if version is not None else None,
+        "schema_version": docs.facts(model)["schema_version"],
         "schema_version_text": docs.schema_version_text(model),
         "nodes": nodes,
     }
@@ -108,8 +123,9 @@ def _rows(nodes: list[dict[str, Any]]) -> list[list[str]]:
     rows = []
     for node in nodes:
         summary = _node_summary(node)
-        lines = [[a["name"], a["member"], a["value"], a["slots"] or ""] for a in node["inputs"]]
-        lines += [[f"-> {i}", o["member"], o["value"], ""] for i, o in enumerate(node["outputs"])]
+        lines = [[a["name"], a["member"], a["text"], _slots.ArgSlots(**a["slots"]).text() if a["slots"] else ""]
+                 for a in node["inputs"]]
+        lines += [[f"-> {i}", o["member"], o["text"], ""] for i, o in enumerate(node["outputs"])]
         if not lines:
             lines = [["", "", "", ""]]
         for k, line in enumerate(lines):
@@ -126,6 +142,11 @@ def _node_summary(node: dict[str, Any]) -> str:
         return "  slots: op not in torch"
     return (f"  static {s['static']} · ints {s['int_inputs']}+{s['int_outputs']}"
             f" · tensors {s['tensor_inputs']}+{s['tensor_outputs']}")
+
+
+def wire_value(arg: UnionModel) -> Any:
+    """The set member's value as the wire writes it (numbers as JSON numbers, tensors as objects)."""
+    return json.loads(es.dumps(arg))[arg.type]
 
 
 def value_text(value: Any) -> str:

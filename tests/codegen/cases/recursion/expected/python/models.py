@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Optional, overload
 
 from pydantic import Field
 
@@ -52,6 +52,27 @@ class Expr(Union):
     as_int: Optional[I64] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_record: Optional[MapOf[str, Expr]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_call: Optional[Call] = Field(default=None, exclude_if=OMIT_IF_NONE)
+
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_int", "as_record", "as_call"]: ...
+
+        @property
+        def value(self) -> I64 | MapOf[str, Expr] | Call: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_int"]) -> I64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_record"]) -> MapOf[str, Expr]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_call"]) -> Call: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
 
 
 __all__ = [

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Optional, overload
 
 from pydantic import Field
 
@@ -46,6 +46,30 @@ class Value(Union):
     as_float: Optional[F64] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_strings: Optional[ListOf[str]] = Field(default=None, exclude_if=OMIT_IF_NONE)
     as_point: Optional[Point] = Field(default=None, exclude_if=OMIT_IF_NONE)
+
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> Literal["as_int", "as_float", "as_strings", "as_point"]: ...
+
+        @property
+        def value(self) -> I64 | F64 | ListOf[str] | Point: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_int"]) -> I64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_float"]) -> F64: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_strings"]) -> ListOf[str]: ...
+
+        @overload
+        def unwrap(self, member: Literal["as_point"]) -> Point: ...
+
+        @overload
+        def unwrap(self, member: str) -> Any: ...
+
+        def unwrap(self, member: str) -> Any: ...
 
 
 __all__ = [
