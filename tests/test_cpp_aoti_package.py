@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import externspec as es
 from tests.support import cpp_models as cm
@@ -211,3 +213,63 @@ def test_a_copied_package_loads_beside_the_first(runner: es.cpp.AOTIRunner, blob
     other = es.cpp.AOTIRunner(shutil.copy(blob_package, tmp_path / "copy.pt2"))
     x = _x(6)
     assert torch.equal(other(x, N)[3], runner(x, N)[3])
+
+
+_MEMBER_KINDS = (".wrapper.so", ".wrapper.cpp", ".wrapper.json", "_metadata.json", ".wrapper_weights.blob")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_damaged_package_loads_or_is_refused_with_externspecs_errors(blob_package: Path, tmp_path: Path,
+                                                                       data: st.DataObject) -> None:
+    """The whole class of item 11: any member replaced by junk (a non-ELF library, bad UTF-8 or
+    a 5000-digit number in the JSON, an empty or missing source), dropped, or the archive cut or
+    with a flipped byte outside the library's bytes (a damaged ELF is trusted code, like any
+    library one dlopens), gives a working runner or an externspec error, never another exception."""
+    raw = blob_package.read_bytes()
+    edit = data.draw(st.sampled_from(["replace", "drop", "cut", "flip"]))
+    out = tmp_path / "damaged.pt2"
+    if edit in ("replace", "drop"):
+        kind = data.draw(st.sampled_from(_MEMBER_KINDS))
+        junk = data.draw(st.sampled_from([b"", b"\xff\xfe junk", b"\x7fELF" + bytes(60), b"9" * 5000,
+                                          b'{"nodes": [' * 40, b"{}"]) | st.binary(max_size=256))
+        _rewrite(blob_package, out, lambda name, d: (None if edit == "drop" else (name, junk))
+                 if name.endswith(kind) else (name, d))
+    else:
+        with zipfile.ZipFile(blob_package) as z:
+            so = next(i for i in z.infolist() if i.filename.endswith(".wrapper.so"))
+            library = range(so.header_offset, so.header_offset + 30 + len(so.filename) + so.compress_size + 64)
+        where = data.draw(st.integers(0, len(raw) - 1).filter(lambda i: i not in library))
+        damaged = raw[:where] if edit == "cut" else raw[:where] + bytes([raw[where] ^ 0xFF]) + raw[where + 1:]
+        out.write_bytes(damaged)
+    try:
+        runner = es.cpp.AOTIRunner(out)
+        inputs = MODEL.inputs(4)
+        runner(*inputs)
+    except es.ExternSpecError:
+        pass
+
+
+@pytest.mark.parametrize(("metadata", "match"), [
+    (b"", r"not a JSON object"),
+    (b"\xff\xfe junk", r"not a JSON object"),
+    (b'["cpu"]', r"not a JSON object"),
+    (b'{"AOTI_DEVICE_KEY": 1}', r"the value of `AOTI_DEVICE_KEY` is a JSON number, not a string"),
+    (b'{"AOTI_DEVICE_KEY": "cpu", "y": {}}', r"the value of `y` is a JSON object, not a string"),
+])
+def test_package_metadata_is_read_as_torch_writes_it_or_refused(blob_package: Path, tmp_path: Path,
+                                                               metadata: bytes, match: str) -> None:
+    """The metadata was skimmed for its device key by a string search: junk loaded silently, and a
+    key inside another value was taken for it."""
+    out = _rewrite(blob_package, tmp_path / "metadata.pt2",
+                   lambda name, d: (name, metadata if name.endswith(".wrapper_metadata.json") else d))
+    with pytest.raises(es.PackageError, match=r"wrapper_metadata\.json: " + match):
+        es.cpp.AOTIRunner(out)
+
+
+def test_a_device_key_inside_another_value_is_not_the_device_key(blob_package: Path, tmp_path: Path) -> None:
+    metadata = b'{"note": "\\"AOTI_DEVICE_KEY\\": \\"cuda\\"", "AOTI_DEVICE_KEY": "cpu"}'
+    out = _rewrite(blob_package, tmp_path / "metadata.pt2",
+                   lambda name, d: (name, metadata if name.endswith(".wrapper_metadata.json") else d))
+    x, n = MODEL.inputs(4)
+    torch.testing.assert_close(es.cpp.AOTIRunner(out)(x, n)[0], x.sin())

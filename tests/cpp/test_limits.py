@@ -7,6 +7,7 @@ documents just inside and just outside each limit stay small.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -69,3 +70,26 @@ def test_cpp_and_python_agree_at_the_limits(low_limit_harness: Harness, tmp_path
         if got.kind == "DecodeError":
             assert got.path == "$"
             assert got.message.startswith(want[1]), f"{low_limit_harness.backend} {name}: {got.message} vs {want[1]}"
+
+
+@pytest.mark.slow
+def test_chosen_map_keys_cannot_flood_the_duplicate_key_check(harness: Harness, tmp_path: Path) -> None:
+    """100k metadata keys chosen to collide in the former FNV-1a index (7 s there, quadratic) decode
+    like 100k ordinary keys, with repeated keys merged as Python's dict merges them. The harness's
+    timeout is the hang guard."""
+    from tests.support.hostile_inputs import benign_keys, flooding_keys, node_with_metadata
+
+    flood = flooding_keys(100_000)
+    docs = {"flood": node_with_metadata(flood), "benign": node_with_metadata(benign_keys(100_000)),
+            # every key twice, the second value winning at the first position
+            "repeated": json.dumps({"target": "t", "inputs": [], "outputs": [],
+                                    "metadata": dict.fromkeys(flood[:1000], "")}).encode()[:-2]
+                        + b", " + b", ".join(f'"{k}": "v"'.encode() for k in flood[:1000]) + b"}}"}
+    paths = []
+    for name, data in docs.items():
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_bytes(data)
+    for path, got in zip(paths, harness.run([("Node", p) for p in paths]), strict=True):
+        assert got.kind == "OK", f"{harness.backend} {path.name}: {got.message}"
+        assert got.encoded == es.dumps(es.loads(path.read_bytes(), es.Node)), f"{harness.backend} {path.name}"
+    assert set(json.loads(docs["repeated"])["metadata"].values()) == {"v"}

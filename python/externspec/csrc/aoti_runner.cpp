@@ -6,6 +6,7 @@
 #include <c10/util/safe_numerics.h>
 
 #include <dlfcn.h>
+#include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -130,14 +131,19 @@ std::string shape_text(const std::vector<std::string>& want) {
   return out + "]";
 }
 
-// `"AOTI_DEVICE_KEY": "cpu"` in the package's metadata (a flat JSON object of strings).
-std::string device_key(const std::string& metadata) {
-  constexpr std::string_view key = "\"AOTI_DEVICE_KEY\"";
-  auto at = metadata.find(key);
-  if (at == std::string::npos) return {};
-  auto open = metadata.find('"', metadata.find(':', at + key.size()));
-  auto close = open == std::string::npos ? open : metadata.find('"', open + 1);
-  return close == std::string::npos ? std::string() : metadata.substr(open + 1, close - open - 1);
+// The package's metadata is a flat JSON object of strings (`"AOTI_DEVICE_KEY": "cpu", ...`), as
+// torch writes it and its own loader reads it: anything else is refused, not skimmed. Returns the
+// device key, "" when there is none.
+std::string device_key(const std::string& metadata, const std::string& label) {
+  const auto doc = nlohmann::json::parse(metadata, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object())
+    throw PackageError(label + ": not a JSON object (a package's metadata is an object of strings)");
+  for (const auto& [key, value] : doc.items())
+    if (!value.is_string())
+      throw PackageError(label + ": the value of `" + key + "` is a JSON " + value.type_name() +
+                         ", not a string (a package's metadata is an object of strings)");
+  auto it = doc.find("AOTI_DEVICE_KEY");
+  return it == doc.end() ? std::string() : it->get<std::string>();
 }
 
 // Maps a regular file read-only for the duration of a scope.
@@ -213,8 +219,11 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
     if (!errors.empty()) errors.front().first = package.label(*members.spec) + ": " + errors.front().first;
     throw DecodeError(std::move(errors));
   }
-  if (members.metadata) metadata_ = package.read(*members.metadata, MAX_JSON_BYTES);
-  std::string key = device_key(metadata_);
+  std::string key;
+  if (members.metadata) {
+    metadata_ = package.read(*members.metadata, MAX_JSON_BYTES);
+    key = device_key(metadata_, package.label(*members.metadata));
+  }
   if (!key.empty() && key != c10::DeviceTypeName(device_.type(), /*lower_case=*/true))
     throw UnsupportedError(name_ + ": the model was compiled for " + key + ", not for device " + device_.str());
   std::string source = members.source ? package.read(*members.source, options.max_source_bytes) : std::string();
