@@ -109,6 +109,22 @@ def test_check_spec_without_torch(spec_file: Path) -> None:
     assert "needs torch, which is not installed" in no_traceback(r)
 
 
+@pytest.mark.parametrize("output_format", ["json", "github"])
+def test_check_spec_without_torch_still_reports_every_file(spec_file: Path, output_format: str) -> None:
+    r = python("-c", NO_TORCH + "from externspec.cli import main; raise SystemExit(main(sys.argv[1:]))",
+               "check-spec", "--format", output_format, str(spec_file), str(spec_file))
+    assert r.returncode == 1
+    assert "needs torch, which is not installed" in no_traceback(r)
+    out = r.stdout.decode()
+    if output_format == "json":
+        results = json.loads(out)
+        assert [(x["file"], x["ok"], [e["kind"] for e in x["errors"]]) for x in results] == [
+            (str(spec_file), False, ["setup"])] * 2
+    else:
+        assert out.splitlines() == [f"::error file={spec_file},title=externspec::$: needs torch, which is not "
+                                    "installed (pip install 'externspec[torch]')"] * 2
+
+
 def test_version_flag() -> None:
     r = externspec("--version")
     assert r.returncode == 0 and r.stdout.decode().strip() == f"externspec {es.__version__}"

@@ -169,6 +169,13 @@ class Reporter:
             if lines:
                 print("\n".join(lines), flush=True)
 
+    def fail_all(self, files: list[str], kind: str, message: str) -> int:
+        """The command could not look at any FILE (torch missing, ops that did not load): every
+        FILE fails with the one problem, so json and github output still have one result per FILE."""
+        for f in files:
+            self.add(FileResult(f, errors=[Problem(kind, "$", message)]))
+        return self.finish()
+
     def finish(self) -> int:
         """Print what is left (the JSON document) and return the exit code: 1 if any file is bad."""
         if self.format == "json":

@@ -30,19 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    reporter = Reporter(args.output_format)
     try:
         import torch  # noqa: F401  (the executor checks nodes against torch's op registry)
     except ImportError:
-        print("externspec check-spec: needs torch, which is not installed (pip install 'externspec[torch]')",
-              file=sys.stderr)
-        return 1
+        message = "needs torch, which is not installed (pip install 'externspec[torch]')"
+        print(f"externspec check-spec: {message}", file=sys.stderr)
+        return 1 if reporter.text else reporter.fail_all(args.files, "setup", message)
     import externspec as es
 
     from . import _slots
 
     if not _slots.register_ops(args.load, "check-spec"):
-        return 1
-    reporter = Reporter(args.output_format)
+        return 1 if reporter.text else reporter.fail_all(args.files, "setup",
+                                                         "the ops given with --load did not load (see stderr)")
     for path in args.files:
         result = FileResult(path, fields={"documents": []})
         label = path
