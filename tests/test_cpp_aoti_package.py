@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import shutil
+import struct
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -238,7 +239,10 @@ def test_a_damaged_package_loads_or_is_refused_with_externspecs_errors(blob_pack
     else:
         with zipfile.ZipFile(blob_package) as z:
             so = next(i for i in z.infolist() if i.filename.endswith(".wrapper.so"))
-            library = range(so.header_offset, so.header_offset + 30 + len(so.filename) + so.compress_size + 64)
+        # The library's bytes as stored: its local header (30 bytes, then name and extra field,
+        # whose lengths are at offsets 26 and 28) and its data.
+        name_len, extra_len = struct.unpack_from("<HH", raw, so.header_offset + 26)
+        library = range(so.header_offset, so.header_offset + 30 + name_len + extra_len + so.compress_size)
         where = data.draw(st.integers(0, len(raw) - 1).filter(lambda i: i not in library))
         damaged = raw[:where] if edit == "cut" else raw[:where] + bytes([raw[where] ^ 0xFF]) + raw[where + 1:]
         out.write_bytes(damaged)
