@@ -531,3 +531,90 @@ struct ExternKernelNodes {
   /** externspec's schema version; omitted from the JSON when unset, as torch writes it. */
   20: optional SchemaVersion schema_version (json.omit_if_null = "true");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The extern-kernel call ABI (docs/call-abi.md), as data. The exporter, both executors and
+// `inspect` read these tables from the generated code; codegen checks that every member named here
+// is an Argument member. A type spelling is the op schema's (`int[]`, `Tensor?[]`), without the
+// outer `?` of an optional argument: that one also accepts `as_none`.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The op-schema base type of each torch JIT type kind (c10::TypeKind's names). A kind not listed
+ * keeps torch's spelling of the type, which no table below accepts.
+ */
+const map<string, string> ABI_BASE_OF_TYPE_KIND = {
+  "TensorType": "Tensor", "IntType": "int", "SymIntType": "SymInt", "FloatType": "float",
+  "BoolType": "bool", "StringType": "str", "NumberType": "Scalar", "ScalarTypeType": "ScalarType",
+  "LayoutType": "Layout", "MemoryFormatType": "MemoryFormat", "DeviceObjType": "Device",
+  "NoneType": "NoneType",
+}
+
+/**
+ * The Argument members a non-None input of each op-schema type may be written as; a type not
+ * listed cannot be passed to an extern kernel. The enum types also accept `as_int`: torch 2.13
+ * writes an enum default it filled in as an int in c10's numbering (static, converted through the
+ * c10 name tables).
+ */
+const map<string, list<string>> ABI_INPUT_MEMBERS = {
+  "Tensor": ["as_tensor"],
+  "Tensor[]": ["as_tensors"],
+  "Tensor?[]": ["as_optional_tensors", "as_tensors"],
+  "int": ["as_int"],
+  "int[]": ["as_ints"],
+  "SymInt": ["as_int", "as_sym_int"],
+  "SymInt[]": ["as_ints", "as_sym_ints"],
+  "float": ["as_float"],
+  "float[]": ["as_floats"],
+  "bool": ["as_bool"],
+  "bool[]": ["as_bools"],
+  "str": ["as_string"],
+  "str[]": ["as_strings"],
+  "Scalar": ["as_int", "as_sym_int", "as_float", "as_bool", "as_complex"],
+  "Scalar[]": ["as_ints", "as_sym_ints", "as_floats", "as_bools"],
+  "ScalarType": ["as_scalar_type", "as_int"],
+  "Layout": ["as_layout", "as_int"],
+  "MemoryFormat": ["as_memory_format", "as_int"],
+  "Device": ["as_device"],
+}
+
+/** The op-schema types whose `as_int` is a c10-numbered enum value: static, never a slot. */
+const list<string> ABI_ENUM_TYPES = ["ScalarType", "Layout", "MemoryFormat"]
+
+/**
+ * The output member of each return type the ABI can return (the full spelling, outer `?`
+ * included); a return type not listed cannot be returned through the arrays.
+ */
+const map<string, string> ABI_RETURN_MEMBERS = {
+  "Tensor": "as_tensor",
+  "Tensor[]": "as_tensors",
+  "Tensor?": "as_optional_tensor",
+  "int": "as_int",
+  "SymInt": "as_int",
+  "NoneType": "as_none",
+}
+
+/**
+ * Members whose values travel in the int array, one slot per int (an enum type's `as_int`
+ * excepted); inputs first, then int returns.
+ */
+const list<string> ABI_INT_SLOT_MEMBERS = ["as_int", "as_sym_int", "as_ints", "as_sym_ints"]
+
+/**
+ * Members whose values travel in the tensor array, one handle per tensor present (an absent
+ * element of `as_optional_tensors` takes none); inputs first, then one handle per output tensor.
+ * Every other member is static: decoded once at load.
+ */
+const list<string> ABI_TENSOR_SLOT_MEMBERS = ["as_tensor", "as_tensors", "as_optional_tensors"]
+
+/** Node metadata key: the op schema the node was exported against (`str(op._schema)`). */
+const string METADATA_OP_SCHEMA = "externspec.op_schema"
+
+/** Node metadata key torch itself writes ("1") on a node whose op is a torch.library.custom_op. */
+const string METADATA_TORCH_CUSTOM_OP = "torch_library_custom_op"
+
+/**
+ * Node metadata key: the comma-separated names of `Tensor` arguments that were Python numbers at
+ * export (0-dim tensors in the arrays, rewrapped so type promotion treats them as numbers).
+ */
+const string METADATA_WRAPPED_NUMBERS = "externspec.wrapped_numbers"

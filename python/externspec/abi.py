@@ -1,65 +1,32 @@
-"""The extern-kernel call ABI as data: schema argument types, the Argument members each accepts,
-and which members take slots in the flat int/tensor arrays (docs/call-abi.md).
+"""The extern-kernel call ABI (docs/call-abi.md): which Argument members each op-schema type
+accepts, which of them take slots in the flat int/tensor arrays, and what a return is written as.
 
-Both sides use it: the exporter (`export.py`) to write a node and count slots, the executor
-(`runtime.py`) to validate a node against the runtime op schema and plan the slicing. Keeping the
-table in one place is what makes the two agree.
+The tables themselves are IDL constants (`ABI_*` in schema/externspec.thrift), generated into the
+Python models and into the C++ header, so the exporter, both executors and `inspect` judge a node by
+the same data; this module only decomposes torch types and answers questions against the tables.
+It never imports torch: `inspect` counts slots from an op schema torch already handed it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
-# torch JIT type kind -> the base type name used in op schemas.
-_BASE_OF_KIND = {
-    "TensorType": "Tensor", "IntType": "int", "SymIntType": "SymInt", "FloatType": "float",
-    "BoolType": "bool", "StringType": "str", "NumberType": "Scalar", "ScalarTypeType": "ScalarType",
-    "LayoutType": "Layout", "MemoryFormatType": "MemoryFormat", "DeviceObjType": "Device",
-    "NoneType": "NoneType",
-}
+from ._generated import models
+from ._generated.models import Argument
 
-# (base, is_list) -> Argument members accepted for a non-None value.
-_MEMBERS: dict[tuple[str, bool], tuple[str, ...]] = {
-    ("Tensor", False): ("as_tensor",),
-    ("Tensor", True): ("as_tensors",),
-    ("int", False): ("as_int",),
-    ("int", True): ("as_ints",),
-    ("SymInt", False): ("as_int", "as_sym_int"),
-    ("SymInt", True): ("as_ints", "as_sym_ints"),
-    ("float", False): ("as_float",),
-    ("float", True): ("as_floats",),
-    ("bool", False): ("as_bool",),
-    ("bool", True): ("as_bools",),
-    ("str", False): ("as_string",),
-    ("str", True): ("as_strings",),
-    ("Scalar", False): ("as_int", "as_sym_int", "as_float", "as_bool", "as_complex"),
-    ("Scalar", True): ("as_ints", "as_sym_ints", "as_floats", "as_bools"),
-    # torch 2.13 writes an enum *default* it filled in as `as_int` in c10's numbering (static, no
-    # slot); readers accept it and convert through the c10 table (torch_types.*_from_c10).
-    ("ScalarType", False): ("as_scalar_type", "as_int"),
-    ("Layout", False): ("as_layout", "as_int"),
-    ("MemoryFormat", False): ("as_memory_format", "as_int"),
-    ("Device", False): ("as_device",),
-}
+BASE_OF_TYPE_KIND: dict[str, str] = dict(models.ABI_BASE_OF_TYPE_KIND)
+INPUT_MEMBERS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in models.ABI_INPUT_MEMBERS.items()}
+RETURN_MEMBERS: dict[str, str] = dict(models.ABI_RETURN_MEMBERS)
+ENUM_BASES = frozenset(models.ABI_ENUM_TYPES)
+INT_SLOT_MEMBERS = frozenset(models.ABI_INT_SLOT_MEMBERS)
+TENSOR_SLOT_MEMBERS = frozenset(models.ABI_TENSOR_SLOT_MEMBERS)
 
-ENUM_BASES = frozenset({"ScalarType", "Layout", "MemoryFormat"})
-
-# Members whose values travel in the arrays (every other member is static, read from the JSON).
-INT_MEMBERS = frozenset({"as_int", "as_sym_int"})
-INT_LIST_MEMBERS = frozenset({"as_ints", "as_sym_ints"})
-TENSOR_MEMBERS = frozenset({"as_tensor"})
-TENSOR_LIST_MEMBERS = frozenset({"as_tensors", "as_optional_tensors"})
-
-# Return type -> the output member it is written as.
-_RETURN_MEMBERS = {
-    ("Tensor", False, False): "as_tensor",
-    ("Tensor", True, False): "as_tensors",
-    ("Tensor", False, True): "as_optional_tensor",
-    ("int", False, False): "as_int",
-    ("SymInt", False, False): "as_int",
-    ("NoneType", False, False): "as_none",
-}
+# Node metadata keys (exporter writes them, executors read them).
+OP_SCHEMA_KEY: str = models.METADATA_OP_SCHEMA
+WRAPPED_NUMBERS_KEY: str = models.METADATA_WRAPPED_NUMBERS
+CUSTOM_OP_KEY: str = models.METADATA_TORCH_CUSTOM_OP
 
 
 @dataclass(frozen=True)
@@ -72,26 +39,30 @@ class ArgType:
     elem_optional: bool = False  # `T?[]`
 
     def __str__(self) -> str:
-        text = self.base + ("?" if self.elem_optional else "") + ("[]" if self.is_list else "")
-        return text + ("?" if self.optional else "")
+        return self.spelling + ("?" if self.optional else "")
+
+    @property
+    def spelling(self) -> str:
+        """The type without its outer `?`: the key of the input table."""
+        return self.base + ("?" if self.elem_optional else "") + ("[]" if self.is_list else "")
 
     @property
     def members(self) -> tuple[str, ...]:
         """Argument members a non-None value of this type may be written as ((): unsupported)."""
-        if self.elem_optional:
-            return ("as_optional_tensors", "as_tensors") if self.base == "Tensor" and self.is_list else ()
-        return _MEMBERS.get((self.base, self.is_list), ())
+        return INPUT_MEMBERS.get(self.spelling, ())
 
     @property
     def supported(self) -> bool:
         return bool(self.members)
 
     @property
+    def is_enum(self) -> bool:
+        return not self.is_list and self.base in ENUM_BASES
+
+    @property
     def return_member(self) -> str | None:
         """The output member of this return type, None if the ABI cannot return it."""
-        if self.elem_optional:
-            return None
-        return _RETURN_MEMBERS.get((self.base, self.is_list, self.optional))
+        return RETURN_MEMBERS.get(str(self))
 
 
 def arg_type(jit_type: Any) -> ArgType:
@@ -105,7 +76,7 @@ def arg_type(jit_type: Any) -> ArgType:
         is_list, t = True, t.getElementType()
         if t.kind() == "OptionalType":
             elem_optional, t = True, t.getElementType()
-    base = _BASE_OF_KIND.get(t.kind(), str(t))
+    base = BASE_OF_TYPE_KIND.get(t.kind(), str(t))
     if base == "NoneType" and (optional or is_list):
         base = str(t)
     return ArgType(base, is_list, optional, elem_optional)
@@ -114,3 +85,41 @@ def arg_type(jit_type: Any) -> ArgType:
 def accepts(at: ArgType, member: str) -> bool:
     """Whether an input of schema type `at` may be written as Argument member `member`."""
     return (member == "as_none" and at.optional) or member in at.members
+
+
+def slot_kind(at: ArgType, member: str) -> str:
+    """Which array an input of type `at` written as `member` travels in: `int`, `tensor` or `static`."""
+    if member in INT_SLOT_MEMBERS and not at.is_enum:
+        return "int"
+    return "tensor" if member in TENSOR_SLOT_MEMBERS else "static"
+
+
+def input_slots(at: ArgType, arg: Argument) -> tuple[str, int]:
+    """(array, number of slots) an input takes: ("static", 0) for a value decoded at load."""
+    kind = slot_kind(at, arg.type)
+    if kind == "static":
+        return kind, 0
+    value = arg.value
+    if arg.type == "as_optional_tensors":
+        return kind, sum(1 for item in value if item.type == "as_tensor")
+    return kind, len(value) if isinstance(value, list) else 1
+
+
+def return_slots(out: Argument) -> tuple[int, int]:
+    """(int slots, tensor slots) one output takes."""
+    member = out.type
+    if member == "as_optional_tensor":
+        return 0, int(out.unwrap("as_optional_tensor").type == "as_tensor")
+    if member in TENSOR_SLOT_MEMBERS:
+        return 0, len(out.value) if isinstance(out.value, list) else 1
+    return (1, 0) if member in INT_SLOT_MEMBERS else (0, 0)
+
+
+def same_argument(a: Argument, b: Argument) -> bool:
+    """Whether two Arguments hold the same member and value (NaN equals NaN: a default of nan)."""
+    if a.type != b.type:
+        return False
+    va, vb = a.value, b.value
+    if isinstance(va, float) and isinstance(vb, float) and math.isnan(va) and math.isnan(vb):
+        return True
+    return bool(va == vb)

@@ -26,7 +26,6 @@ for `Tensor` arguments (wrapped numbers, which take a tensor slot) are listed in
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,12 +46,8 @@ from ._generated.models import (
     OptionalTensorArgument,
     TensorArgument,
 )
-from .abi import ArgType, arg_type
+from .abi import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, arg_type, same_argument
 from .errors import CallError, UnsupportedError
-
-OP_SCHEMA_KEY = "externspec.op_schema"
-WRAPPED_NUMBERS_KEY = "externspec.wrapped_numbers"
-CUSTOM_OP_KEY = "torch_library_custom_op"
 
 
 @dataclass
@@ -226,24 +221,6 @@ def _wrapped_number_tensor(v: bool | int | float | complex) -> torch.Tensor:
     return torch.tensor(v, dtype=dtype)
 
 
-def schema_default(schema_arg: Any, at: ArgType) -> Any:
-    """An argument's schema default as the Python value a caller would pass.
-
-    torch reports enum defaults in c10's numbering (`dtype=long` reads as 4, INT in the file
-    format), so they are converted through the c10 tables, never taken by value."""
-    value = schema_arg.default_value
-    if isinstance(value, int) and not isinstance(value, bool) and not at.is_list:
-        if at.base == "ScalarType":
-            return torch_types.dtype_from_c10(value)
-        if at.base == "Layout":
-            return torch_types.layout_from_c10(value)
-        if at.base == "MemoryFormat":
-            return torch_types.memory_format_from_c10(value)
-    if at.base == "Device" and isinstance(value, str):
-        return torch.device(value)
-    return value
-
-
 def bind_call(op: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict[str, Any]) -> list[tuple[Any, Any, int]]:
     """Bind positional and keyword arguments to the schema, as the dispatcher does.
 
@@ -267,7 +244,7 @@ def bind_call(op: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict[str, 
         elif a.name in kwargs:
             bound.append((a, kwargs[a.name], 1))
         elif a.has_default_value():
-            bound.append((a, schema_default(a, arg_type(a.real_type)), 2))
+            bound.append((a, torch_types.schema_default(a, arg_type(a.real_type)), 2))
         else:
             raise CallError(f"{op.name()}: missing argument `{a.name}` of type `{arg_type(a.real_type)}`")
     return bound
@@ -379,12 +356,12 @@ class SpecBuilder:
         scratch = _Slots()
         try:
             mine = _ArgWriter(self, op_name, schema_arg.name, at, scratch).write(value)
-            default = _ArgWriter(self, op_name, schema_arg.name, at, _Slots()).write(schema_default(schema_arg, at))
+            default = _ArgWriter(self, op_name, schema_arg.name, at, _Slots()).write(torch_types.schema_default(schema_arg, at))
         except UnsupportedError:
             return False
         if scratch.tensors:
             return False
-        return _same(mine, default)
+        return same_argument(mine, default)
 
     def _outputs_of(self, op_name: str, returns: Sequence[Any],
                     fake: Sequence[Any]) -> tuple[list[Argument], int, list[int]]:
@@ -425,12 +402,3 @@ class SpecBuilder:
     def build(self) -> ExternKernelNodes:
         """The spec so far, stamped with this externspec's schema version."""
         return ExternKernelNodes(nodes=list(self._nodes), schema_version=SCHEMA_VERSION)
-
-
-def _same(a: Argument, b: Argument) -> bool:
-    if a.type != b.type:
-        return False
-    va, vb = a.value, b.value
-    if isinstance(va, float) and isinstance(vb, float) and math.isnan(va) and math.isnan(vb):
-        return True
-    return bool(va == vb)

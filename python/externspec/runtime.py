@@ -35,9 +35,8 @@ import torch
 
 from . import op_policy, torch_types
 from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes
-from .abi import ENUM_BASES, ArgType, accepts, arg_type
+from .abi import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, accepts, arg_type, same_argument, slot_kind
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
-from .export import OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, _same, schema_default
 from .wire import load
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -317,7 +316,7 @@ def _facts(schema: Any) -> _SchemaFacts:
         if has_default:
             try:
                 default_arg = _ArgWriter(None, "", a.name, at, _Slots()).write(  # type: ignore[arg-type]
-                    schema_default(a, at))
+                    torch_types.schema_default(a, at))
             except ExternSpecError:
                 default_arg = None
         params.append(_Param(a.name, at, a.kwarg_only, has_default, a.default_value if has_default else None,
@@ -367,7 +366,7 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
         op, schema = cache.op(target)
     except LookupError as exc:
         hint = (" (a torch.library.custom_op: define it in Python before loading)"
-                if node.node.metadata.get("torch_library_custom_op") == "1" else "")
+                if node.node.metadata.get(CUSTOM_OP_KEY) == "1" else "")
         raise SpecMismatchError(f"{label}: {exc}{hint}") from None
     qualified = f"{op._schema.name}.{op._overloadname}"
     reason = op_policy.denial(qualified, allow_ops)
@@ -421,7 +420,7 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
         key: Any = len(pos) if positional else p.name
         value, fill, n_tensors, n_ints = _static_or_fill(label, p, at, arg, positional, key, n_tensors, n_ints,
                                                          p.name in wrapped)
-        is_default = fill is None and p.default_arg is not None and _same(arg, p.default_arg)
+        is_default = fill is None and p.default_arg is not None and same_argument(arg, p.default_arg)
         if fill is not None:
             fills.append(fill)
             fill_names.append(p.name)
@@ -508,7 +507,8 @@ def _check_member(label: str, p: _Param, arg: Argument, exported: _Param | None)
 def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positional: bool, key: Any,
                     n_tensors: int, n_ints: int, wrapped: bool) -> tuple[Any, _Fill | None, int, int]:
     member = arg.type
-    if member == "as_int" and at.base in ENUM_BASES:
+    kind = slot_kind(at, member)
+    if member == "as_int" and kind == "static":
         # torch-written enum default in c10 numbering: static, never a slot.
         c10 = {"ScalarType": torch_types.dtype_from_c10, "Layout": torch_types.layout_from_c10,
                "MemoryFormat": torch_types.memory_format_from_c10}[at.base]
@@ -516,19 +516,19 @@ def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positiona
             return c10(arg.unwrap("as_int")), None, n_tensors, n_ints
         except UnsupportedError as exc:
             raise SpecMismatchError(f"{label}: argument `{p.name}` (as_int, c10 {at.base}): {exc}") from None
-    if member == "as_tensor":
-        kind = _WRAPPED if wrapped else _TENSOR
-        return None, _Fill(positional, key, kind, n_tensors, n_tensors + 1), n_tensors + 1, n_ints
-    if member == "as_tensors":
-        n = len(arg.unwrap("as_tensors"))
-        return None, _Fill(positional, key, _TENSORS, n_tensors, n_tensors + n), n_tensors + n, n_ints
-    if member == "as_optional_tensors":
+    if kind == "tensor":
+        if member == "as_tensor":
+            fill = _WRAPPED if wrapped else _TENSOR
+            return None, _Fill(positional, key, fill, n_tensors, n_tensors + 1), n_tensors + 1, n_ints
+        if member == "as_tensors":
+            n = len(arg.unwrap("as_tensors"))
+            return None, _Fill(positional, key, _TENSORS, n_tensors, n_tensors + n), n_tensors + n, n_ints
         pattern = tuple(item.type == "as_tensor" for item in arg.unwrap("as_optional_tensors"))
         n = sum(pattern)
         return None, _Fill(positional, key, _OPT_TENSORS, n_tensors, n_tensors + n, pattern), n_tensors + n, n_ints
-    if member in ("as_int", "as_sym_int"):
-        return None, _Fill(positional, key, _INT, n_ints, n_ints + 1), n_tensors, n_ints + 1
-    if member in ("as_ints", "as_sym_ints"):
+    if kind == "int":
+        if member in ("as_int", "as_sym_int"):
+            return None, _Fill(positional, key, _INT, n_ints, n_ints + 1), n_tensors, n_ints + 1
         n = len(arg.unwrap(member))
         return None, _Fill(positional, key, _INTS, n_ints, n_ints + n), n_tensors, n_ints + n
     try:

@@ -8,13 +8,16 @@ as 4, which is `INT` in the file format), so those go through `*_from_c10` first
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from . import op_policy
 from ._generated.models import Device, Layout, MemoryFormat, ScalarType
 from .errors import UnsupportedError
+
+if TYPE_CHECKING:
+    from .abi import ArgType
 
 # Schema enum member name -> torch attribute name.
 _SCALAR_TYPE_NAMES: dict[str, str] = {
@@ -147,3 +150,21 @@ def layout_from_c10(value: int) -> torch.layout:
 
 def memory_format_from_c10(value: int) -> torch.memory_format:
     return _c10(_C10_MEMORY_FORMATS, value, "MemoryFormat")
+
+
+def schema_default(schema_arg: Any, at: ArgType) -> Any:
+    """An argument's schema default as the Python value a caller would pass.
+
+    torch reports enum defaults in c10's numbering (`dtype=long` reads as 4, INT in the file
+    format), so they are converted through the c10 tables, never taken by value."""
+    value = schema_arg.default_value
+    if isinstance(value, int) and not isinstance(value, bool) and not at.is_list:
+        if at.base == "ScalarType":
+            return dtype_from_c10(value)
+        if at.base == "Layout":
+            return layout_from_c10(value)
+        if at.base == "MemoryFormat":
+            return memory_format_from_c10(value)
+    if at.base == "Device" and isinstance(value, str):
+        return torch.device(value)
+    return value

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import externspec as es
+from externspec import abi
 
 
 @dataclass(frozen=True)
@@ -101,56 +102,16 @@ def find_schema(target: str) -> Any | None:
         return None
 
 
-def _real_type(arg: Any) -> Any:
+def _arg_type(arg: Any) -> abi.ArgType:
     """The declared type: `.type` says `int` for ScalarType, Layout and MemoryFormat (static
     enums), `.real_type` keeps them apart from real ints (dynamic)."""
-    return getattr(arg, "real_type", arg.type)
+    return abi.arg_type(getattr(arg, "real_type", arg.type))
 
 
-def _kind(t: Any) -> str:
-    return str(t.kind())
-
-
-def _arg_slots(t: Any, arg: es.Argument) -> ArgSlots:
-    """Slots of one input whose schema type is `t` (a torch JitType) and value `arg`."""
-    k = _kind(t)
-    member = arg.type
-    if k == "OptionalType":
-        if member == "as_none":
-            return ArgSlots("static")
-        return _arg_slots(t.getElementType(), arg)
-    if k == "TensorType":
-        return ArgSlots("tensor", 1)
-    if k in ("IntType", "SymIntType"):
-        return ArgSlots("int", 1)
-    if k == "NumberType":  # Scalar: ints are dynamic, floats and bools static
-        return ArgSlots("int", 1) if member in ("as_int", "as_sym_int") else ArgSlots("static")
-    if k == "ListType":
-        elem = t.getElementType()
-        ek = _kind(elem)
-        if ek == "TensorType":
-            return ArgSlots("tensor", len(arg.as_tensors or []))
-        if ek == "OptionalType" and _kind(elem.getElementType()) == "TensorType":
-            items = arg.as_optional_tensors or []
-            return ArgSlots("tensor", sum(1 for i in items if i.type == "as_tensor"))
-        if ek in ("IntType", "SymIntType") or (ek == "NumberType" and member == "as_ints"):
-            return ArgSlots("int", len(arg.as_ints or arg.as_sym_ints or []))
-    return ArgSlots("static")
-
-
-def _return_slots(t: Any, out: es.Argument) -> tuple[int, int]:
-    """(int slots, tensor slots) of one return value."""
-    k = _kind(t)
-    if k == "TensorType":
-        return 0, 1
-    if k == "ListType" and _kind(t.getElementType()) == "TensorType":
-        return 0, len(out.as_tensors or [])
-    if k == "OptionalType" and _kind(t.getElementType()) == "TensorType":
-        opt = out.as_optional_tensor
-        return 0, int(opt is not None and opt.type == "as_tensor")
-    if k in ("IntType", "SymIntType"):
-        return 1, 0
-    return 0, 0
+def _arg_slots(at: abi.ArgType, arg: es.Argument) -> ArgSlots:
+    """Slots of one input of schema type `at` written as `arg` (the ABI's slot tables)."""
+    kind, count = abi.input_slots(at, arg)
+    return ArgSlots(kind, count)
 
 
 def node_slots(node: es.Node) -> tuple[NodeSlots, list[ArgSlots]] | None:
@@ -166,7 +127,7 @@ def node_slots(node: es.Node) -> tuple[NodeSlots, list[ArgSlots]] | None:
         if schema_arg is None:
             per_input.append(ArgSlots("unknown"))
             continue
-        s = _arg_slots(_real_type(schema_arg), named.arg)
+        s = _arg_slots(_arg_type(schema_arg), named.arg)
         per_input.append(s)
         static += s.kind == "static"
         ints += s.count if s.kind == "int" else 0
@@ -174,8 +135,8 @@ def node_slots(node: es.Node) -> tuple[NodeSlots, list[ArgSlots]] | None:
     given = {n.name for n in node.inputs}
     static += sum(1 for a in schema.arguments if a.name not in given)  # defaults, filled at load
     int_out = tensor_out = 0
-    for ret, out in zip(schema.returns, node.outputs, strict=False):
-        i, t = _return_slots(_real_type(ret), out)
+    for out in node.outputs[:len(schema.returns)]:
+        i, t = abi.return_slots(out)
         int_out += i
         tensor_out += t
     return NodeSlots(static, ints, tensors, int_out, tensor_out), per_input
