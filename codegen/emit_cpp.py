@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import ir
-from .naming import banner
+from .naming import banner, boxed_fields, definition_order, ident
 
 _CPP_DIR = Path(__file__).with_name("cpp")
 STATIC_FILES = ("runtime.h", "backend_nlohmann.h", "backend_simdjson.h")
@@ -38,125 +38,6 @@ _BASE = {
     "binary": "std::string",
 }
 
-_KEYWORDS = frozenset(
-    [
-        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case",
-        "catch", "char", "char16_t", "char32_t", "class", "compl", "const", "constexpr", "const_cast",
-        "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit",
-        "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
-        "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
-        "protected", "public", "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static",
-        "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
-        "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-        "wchar_t", "while", "xor", "xor_eq"
-    ]
-)
-# Methods every generated union has; a member of the same name would shadow one.
-_UNION_METHODS = frozenset({"tag", "type", "variant", "Tag", "Variant", "member_names"})
-
-
-def ident(name: str) -> str:
-    """A C++ identifier for a schema name (keywords get a trailing underscore)."""
-    return f"{name}_" if name in _KEYWORDS else name
-
-
-# ---------------------------------------------------------------------------------------------
-# Pre-pass: which fields are boxed, and the order of definitions
-# ---------------------------------------------------------------------------------------------
-
-
-def _sccs(schema: ir.Schema) -> dict[str, int]:
-    """Strongly connected component id of each type over all references (containers included)."""
-    names = [t.name for t in schema.types]
-    edges = {t.name: [n for f in getattr(t, "fields", ()) for n in f.type.named_types()] for t in schema.types}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    comp: dict[str, int] = {}
-    counter = [0, 0]
-
-    def strong(v: str) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges[v]:
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                comp[w] = counter[1]
-                if w == v:
-                    break
-            counter[1] += 1
-
-    for n in names:
-        if n not in index:
-            strong(n)
-    return comp
-
-
-def _recursive(schema: ir.Schema, comp: dict[str, int], a: str, b: str) -> bool:
-    """Whether types a and b are in one recursive group (a cycle of references)."""
-    if a == b:
-        t = schema.type(a)
-        return any(a in f.type.named_types() for f in getattr(t, "fields", ()))
-    return comp[a] == comp[b]
-
-
-def boxed_fields(schema: ir.Schema) -> frozenset[tuple[str, str]]:
-    """(struct, field) pairs held in a `Box`: struct-typed fields of a struct in its own cycle."""
-    comp = _sccs(schema)
-    out = set()
-    for s in schema.structs:
-        if s.kind != "struct":
-            continue
-        for f in s.fields:
-            if f.type.kind == "named":
-                target = schema.type(f.type.name)
-                if isinstance(target, ir.Struct) and target.kind == "struct" and _recursive(
-                        schema, comp, s.name, target.name):
-                    out.add((s.name, f.name))
-    return frozenset(out)
-
-
-def definition_order(schema: ir.Schema, boxed: frozenset[tuple[str, str]]) -> tuple[ir.TypeDef, ...]:
-    """Types ordered so that every type held by value is defined first; ties keep declaration order."""
-    by_name = {t.name: t for t in schema.types}
-    order: list[ir.TypeDef] = []
-    state: dict[str, int] = {}
-
-    def visit(name: str, chain: tuple[str, ...]) -> None:
-        if state.get(name) == 2:
-            return
-        if state.get(name) == 1:
-            raise ValueError(f"types {' -> '.join((*chain, name))} hold each other by value; "
-                             f"a struct field must break the cycle")
-        state[name] = 1
-        t = by_name[name]
-        if isinstance(t, ir.Struct):
-            for f in t.fields:
-                if f.type.kind == "named" and (t.name, f.name) not in boxed:
-                    visit(f.type.name, (*chain, name))
-        state[name] = 2
-        order.append(t)
-
-    for t in schema.types:
-        visit(t.name, ())
-    return tuple(order)
-
-
-# ---------------------------------------------------------------------------------------------
-# Types and literals
-# ---------------------------------------------------------------------------------------------
-
-
 def cpp_type(t: ir.TypeRef) -> str:
     if t.kind == "base":
         return _BASE[t.name]
@@ -164,10 +45,7 @@ def cpp_type(t: ir.TypeRef) -> str:
         return t.name
     if t.kind in ("list", "set"):
         return f"std::vector<{cpp_type(t.args[0])}>"
-    key, value = t.args
-    if key != ir.TypeRef.base("string"):
-        raise ValueError(f"map keys must be strings on the JSON wire, got {key}")
-    return f"OrderedMap<{cpp_type(value)}>"
+    return f"OrderedMap<{cpp_type(t.args[1])}>"  # string keys: codegen.lint checks it
 
 
 def _field_type(s: ir.Struct, f: ir.Field, boxed: frozenset[tuple[str, str]]) -> str:
@@ -286,9 +164,6 @@ def _emit_struct_type(s: ir.Struct, schema: ir.Schema, boxed: frozenset[tuple[st
 
 def _emit_union_type(u: ir.Struct) -> list[str]:
     name = u.name
-    for f in u.fields:
-        if f.name in _UNION_METHODS:
-            raise ValueError(f"union {name}: member name `{f.name}` clashes with a generated method")
     types = [cpp_type(f.type) for f in u.fields]
     out = _comment(u.doc, "")
     out += [
@@ -374,7 +249,7 @@ def _emit_struct_codec(s: ir.Struct, boxed: frozenset[tuple[str, str]]) -> list[
     out += ["  unknown.report(c);", "  c.finish();", "}", ""]
 
     out += [f"inline void encode_value(std::string& out, const {s.name}& v) {{"]
-    omittable = [f for f in s.fields if f.is_optional and f.annotation("json.omit_if_null") is not None]
+    omittable = [f for f in s.fields if f.is_optional and f.omit_if_null]
     if omittable:
         out.append("  bool first = true;")
         out.append("  out += '{';")
@@ -527,10 +402,7 @@ def _emit_consts(schema: ir.Schema) -> list[str]:
 
 def emit_header(schema: ir.Schema) -> str:
     boxed = boxed_fields(schema)
-    order = definition_order(schema, boxed)
-    namespace = dict(schema.namespaces).get("cpp", "externspec")
-    if namespace != "externspec":
-        raise ValueError(f"the C++ runtime lives in namespace externspec; the IDL asks for `{namespace}`")
+    order = definition_order(schema)
     out = [*banner(schema, "//")]
     out += [
         "//",
@@ -569,12 +441,30 @@ def emit_header(schema: ir.Schema) -> str:
         else:
             out += _emit_struct_codec(t, boxed)
     out += ["}  // namespace detail", "}  // namespace externspec", ""]
-    has_versioned = schema.get("ExternKernelNodes") is not None and schema.get("ExportedProgram") is not None
-    if has_versioned:
-        out += _spliced("version.inc.h")
+    out += _emit_version_policies(schema)
     out += [*_spliced("api.inc.h"), "", "#ifndef EXTERNSPEC_NO_DEFAULT_BACKEND", '#include "backend_nlohmann.h"',
             "#endif", ""]
     return "\n".join(out)
+
+
+# The C++ template of each version policy (codegen/cpp/version.inc.h), by ir.VERSION_POLICIES name.
+_POLICY_TEMPLATES = {
+    "externspec": "ExternspecVersioned<{name}>",
+    "torch_export": "TorchExportVersioned<{name}, TORCH_EXPORT_SCHEMA_MAJOR>",
+}
+
+
+def _emit_version_policies(schema: ir.Schema) -> list[str]:
+    """The version policy templates, and one `VersionPolicy<T>` per struct annotated with one."""
+    versioned = [s for s in schema.structs if s.version_policy]
+    if not versioned:
+        return []
+    out = _spliced("version.inc.h")
+    out += ["", "namespace externspec {", "namespace detail {"]
+    for s in versioned:
+        base = _POLICY_TEMPLATES[s.version_policy or ""].format(name=s.name)
+        out.append(f"template <> struct VersionPolicy<{s.name}> : {base} {{}};")
+    return [*out, "}  // namespace detail", "}  // namespace externspec", ""]
 
 
 def _spliced(name: str) -> list[str]:

@@ -10,7 +10,7 @@ import json
 import re
 
 from . import ir
-from .naming import banner, topological_order
+from .naming import banner, definition_order
 
 _BASE = {
     "bool": "bool",
@@ -78,7 +78,7 @@ def _field_line(schema: ir.Schema, s: ir.Struct, f: ir.Field) -> str:
     if s.kind == "union":
         return f"    {f.name}: Optional[{ann}] = Field(default=None, exclude_if=OMIT_IF_NONE)"
     if f.is_optional:
-        if f.annotation("json.omit_if_null") is not None:
+        if f.omit_if_null:
             return f"    {f.name}: Optional[{ann}] = Field(default=None, exclude_if=OMIT_IF_NONE)"
         return f"    {f.name}: Optional[{ann}] = None"
     if f.has_default:
@@ -126,6 +126,8 @@ def _emit_struct(schema: ir.Schema, s: ir.Struct) -> list[str]:
         names = ", ".join(f'"{f.name}"' for f in s.fields)
         out.append(f"    MEMBERS: ClassVar[tuple[str, ...]] = ({names}{',' if len(s.fields) == 1 else ''})")
         out.append("")
+    if s.version_policy:  # read by externspec.version.policy_for
+        out += [f'    VERSION_POLICY: ClassVar[str] = "{s.version_policy}"', ""]
     out += _thrift_fields(s)
     out += _field_docs(s)
     out += [_field_line(schema, s, f) for f in s.fields]
@@ -177,7 +179,7 @@ def _imports(schema: ir.Schema, body: str) -> list[str]:
 
 
 def emit_models(schema: ir.Schema) -> str:
-    order, _ = topological_order(schema)
+    order = definition_order(schema)
     body = [f'IDL_CHECKSUM: Final = "{schema.checksum}"']
     for t in order:
         body += ["", ""]

@@ -73,6 +73,17 @@ class TypeRef:
         return tuple(n for a in self.args for n in a.named_types())
 
 
+# The annotations that carry meaning, and the values they take (codegen.lint checks them).
+OMIT_IF_NULL = "json.omit_if_null"
+VERSION_POLICY = "version_policy"
+MEMBERS_OF = "members_of"
+# A document type's version policy (docs/versioning.md): "externspec" is externspec's own
+# `optional SchemaVersion schema_version` (absent: torch-written, read as 1.0; unknown keys refused
+# unless absent); "torch_export" is torch's export schema version, checked against the const
+# TORCH_EXPORT_SCHEMA_MAJOR (0.0: unversioned).
+VERSION_POLICIES = ("externspec", "torch_export")
+
+
 @dataclass(frozen=True)
 class Field:
     """A struct field or union member."""
@@ -90,6 +101,11 @@ class Field:
     @property
     def is_optional(self) -> bool:
         return self.requiredness == "optional"
+
+    @property
+    def omit_if_null(self) -> bool:
+        """`(json.omit_if_null = "true")`: an unset optional is left out of the JSON, not written null."""
+        return self.annotation(OMIT_IF_NULL) is not None
 
     def annotation(self, key: str) -> str | None:
         return dict(self.annotations).get(key)
@@ -128,6 +144,12 @@ class Struct:
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)
 
+    @property
+    def version_policy(self) -> str | None:
+        """`(version_policy = "...")`: how a document of this type is version-checked on load
+        (one of VERSION_POLICIES), None for an unversioned type."""
+        return self.annotation(VERSION_POLICY)
+
     def annotation(self, key: str) -> str | None:
         return dict(self.annotations).get(key)
 
@@ -142,6 +164,26 @@ class Const:
     value: ConstValue
     doc: str
     loc: SourceLoc
+    annotations: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def members_of(self) -> str | None:
+        """`(members_of = "U")`: every string this const's value holds (list elements, map values)
+        names a member of union U; codegen.lint checks it, so a table cannot name a member the
+        union lost."""
+        return dict(self.annotations).get(MEMBERS_OF)
+
+    def strings(self) -> tuple[str, ...]:
+        """The string leaves of the value: list elements and map values (not map keys)."""
+        def leaves(v: ConstValue) -> tuple[str, ...]:
+            if isinstance(v, str):
+                return (v,)
+            if isinstance(v, tuple):
+                return tuple(s for item in v for s in leaves(item))
+            if isinstance(v, ConstMap):
+                return tuple(s for _, item in v.items for s in leaves(item))
+            return ()
+        return leaves(self.value)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from . import ir
 from .errors import SchemaError
+from .naming import CPP_KEYWORDS, CPP_UNION_METHODS, value_cycle
 from .reserved import reserved
 
 Finding = tuple[ir.SourceLoc, str]
@@ -29,23 +30,11 @@ RESERVED_FIELD_NAMES = frozenset({
     "from_orm", "parse_obj", "parse_raw", "parse_file", "update_forward_refs",
 })
 
-CPP_KEYWORDS = frozenset([
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
-    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
-    "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
-    "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
-    "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
-    "while", "xor", "xor_eq"
-])
 
 KNOWN_ANNOTATIONS = {
-    "field": frozenset({"json.omit_if_null"}),
-    "type": frozenset({"reserved_ids", "reserved_names"}),
+    "field": frozenset({ir.OMIT_IF_NULL}),
+    "type": frozenset({"reserved_ids", "reserved_names", ir.VERSION_POLICY}),
+    "const": frozenset({ir.MEMBERS_OF}),
 }
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -89,7 +78,7 @@ def check_union_members(schema: ir.Schema, text: str) -> Iterator[Finding]:
                 yield f.loc, f'union member "{s.name}.{f.name}" may not be {f.requiredness}'
             if f.has_default:
                 yield f.loc, f'union member "{s.name}.{f.name}" may not have a default'
-            if f.name in RESERVED_UNION_MEMBERS:
+            if f.name in RESERVED_UNION_MEMBERS or f.name in CPP_UNION_METHODS:
                 yield f.loc, f'union member name "{f.name}" in "{s.name}" is reserved'
 
 
@@ -150,12 +139,71 @@ def check_annotations(schema: ir.Schema, text: str) -> Iterator[Finding]:
         for key, _ in f.annotations:
             if key not in KNOWN_ANNOTATIONS["field"]:
                 yield f.loc, f'unknown annotation "{key}" on field "{s.name}.{f.name}"'
-        if f.annotation("json.omit_if_null") is not None and not f.is_optional:
-            yield f.loc, f'json.omit_if_null needs an optional field ("{s.name}.{f.name}")'
+        if f.omit_if_null and not f.is_optional:
+            yield f.loc, f'{ir.OMIT_IF_NULL} needs an optional field ("{s.name}.{f.name}")'
     for t in schema.types:
         for key, _ in t.annotations:
             if key not in KNOWN_ANNOTATIONS["type"]:
                 yield t.loc, f'unknown annotation "{key}" on "{t.name}"'
+    for c in schema.consts:
+        for key, _ in c.annotations:
+            if key not in KNOWN_ANNOTATIONS["const"]:
+                yield c.loc, f'unknown annotation "{key}" on const "{c.name}"'
+
+
+def check_members_of(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    """A const annotated `members_of = "U"` names only members of union U."""
+    for c in schema.consts:
+        union_name = c.members_of
+        if union_name is None:
+            continue
+        union = schema.get(union_name)
+        if not isinstance(union, ir.Struct) or union.kind != "union":
+            yield c.loc, f'{ir.MEMBERS_OF} "{union_name}" on const "{c.name}" is not a union'
+            continue
+        for name in dict.fromkeys(c.strings()):
+            if union.field(name) is None:
+                yield c.loc, f'const "{c.name}" names "{name}", which is not a member of union "{union_name}"'
+
+
+def check_version_policy(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    """A versioned document is a struct whose `schema_version: SchemaVersion` the policy reads:
+    optional for externspec's own version (torch writes none), required for torch's."""
+    for t in schema.types:
+        policy = dict(t.annotations).get(ir.VERSION_POLICY)
+        if policy is None:
+            continue
+        if not isinstance(t, ir.Struct) or t.kind != "struct":
+            yield t.loc, f'{ir.VERSION_POLICY} applies to structs, not to "{t.name}"'
+            continue
+        if policy not in ir.VERSION_POLICIES:
+            yield t.loc, (f'{ir.VERSION_POLICY} "{policy}" on "{t.name}" is not one of '
+                          f'{", ".join(ir.VERSION_POLICIES)}')
+            continue
+        f = t.field("schema_version")
+        optional = policy == "externspec"
+        if f is None or f.type != ir.TypeRef.named("SchemaVersion") or f.is_optional != optional:
+            yield t.loc, (f'{ir.VERSION_POLICY} "{policy}" on "{t.name}" needs a field '
+                          f'"{"optional " if optional else ""}SchemaVersion schema_version"')
+        if policy == "torch_export" and schema.const("TORCH_EXPORT_SCHEMA_MAJOR") is None:
+            yield t.loc, f'{ir.VERSION_POLICY} "torch_export" on "{t.name}" needs const i64 TORCH_EXPORT_SCHEMA_MAJOR'
+
+
+def check_value_cycles(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    """Types that hold each other by value (through unions: a struct field would be boxed) have no
+    C++ definition."""
+    chain = value_cycle(schema)
+    if chain is not None:
+        yield schema.type(chain[0]).loc, (f'types {" -> ".join(chain)} hold each other by value; a struct '
+                                          f"field must break the cycle")
+
+
+def check_namespace(schema: ir.Schema, text: str) -> Iterator[Finding]:
+    namespace = dict(schema.namespaces).get("cpp", "externspec")
+    if namespace != "externspec":
+        line = next((i for i, s in enumerate(text.splitlines(), 1) if s.startswith("namespace cpp ")), 1)
+        yield ir.SourceLoc(schema.path, line), (
+            f'the C++ runtime lives in namespace externspec; the IDL asks for "{namespace}"')
 
 
 def check_reserved(schema: ir.Schema, text: str) -> Iterator[Finding]:
@@ -192,6 +240,10 @@ RULES: tuple[Callable[[ir.Schema, str], Iterator[Finding]], ...] = (
     check_names,
     check_duplicate_types,
     check_annotations,
+    check_version_policy,
+    check_members_of,
+    check_value_cycles,
+    check_namespace,
     check_reserved,
 )
 

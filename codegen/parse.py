@@ -229,9 +229,10 @@ def _to_ir(module: Any, const_decls: list[tuple[str, Any, int]], src: _Source, t
                                _annotations(cls.__thrift_annotations__))
             types_.append((line, struct))
     types_.sort(key=lambda t: t[0])
+    const_anns = getattr(module, "__thrift_const_annotations__", {})
     consts = tuple(
         ir.Const(name, _type_ref(ttype), _const_value(getattr(module, name)), src.doc_before(line),
-                 src.loc(line, name))
+                 src.loc(line, name), _annotations(const_anns.get(name)))
         for name, ttype, line in const_decls
     )
     file_doc = src.docs.get(min(src.docs), "") if src.docs and min(src.docs) < min(

@@ -31,7 +31,7 @@ struct SchemaVersion {
  * The version of externspec's own documents (ExternKernelNodes). Readers accept the same major
  * and any minor; a newer minor is read only when it carries nothing this reader does not know.
  */
-const SchemaVersion SCHEMA_VERSION = {"major": 1, "minor": 0}
+const SchemaVersion SCHEMA_VERSION = {"major": 1, "minor": 1}
 
 /**
  * The torch.export schema major that ExportedProgram mirrors. An ExportedProgram's own
@@ -485,7 +485,7 @@ struct ExportedProgram {
   70: list<string> verifiers = [];
   80: string torch_version = "<=2.4";
   90: list<string> guards_code = [];
-}
+} (version_policy = "torch_export")
 
 /** Where one weight of a .pt2 archive is stored. */
 struct PayloadMeta {
@@ -530,13 +530,14 @@ struct ExternKernelNodes {
   10: list<ExternKernelNode> nodes;
   /** externspec's schema version; omitted from the JSON when unset, as torch writes it. */
   20: optional SchemaVersion schema_version (json.omit_if_null = "true");
-}
+} (version_policy = "externspec")
 
 // ---------------------------------------------------------------------------------------------
 // The extern-kernel call ABI (docs/call-abi.md), as data. The exporter, both executors and
-// `inspect` read these tables from the generated code; codegen checks that every member named here
-// is an Argument member. A type spelling is the op schema's (`int[]`, `Tensor?[]`), without the
-// outer `?` of an optional argument: that one also accepts `as_none`.
+// `inspect` read these tables from the generated code; codegen checks that every member named by a
+// const annotated `members_of = "Argument"` is an Argument member. A type spelling is the op
+// schema's (`int[]`, `Tensor?[]`), without the outer `?` of an optional argument: that one also
+// accepts `as_none`.
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -576,7 +577,7 @@ const map<string, list<string>> ABI_INPUT_MEMBERS = {
   "Layout": ["as_layout", "as_int"],
   "MemoryFormat": ["as_memory_format", "as_int"],
   "Device": ["as_device"],
-}
+} (members_of = "Argument")
 
 /** The op-schema types whose `as_int` is a c10-numbered enum value: static, never a slot. */
 const list<string> ABI_ENUM_TYPES = ["ScalarType", "Layout", "MemoryFormat"]
@@ -592,20 +593,20 @@ const map<string, string> ABI_RETURN_MEMBERS = {
   "int": "as_int",
   "SymInt": "as_int",
   "NoneType": "as_none",
-}
+} (members_of = "Argument")
 
 /**
  * Members whose values travel in the int array, one slot per int (an enum type's `as_int`
  * excepted); inputs first, then int returns.
  */
-const list<string> ABI_INT_SLOT_MEMBERS = ["as_int", "as_sym_int", "as_ints", "as_sym_ints"]
+const list<string> ABI_INT_SLOT_MEMBERS = ["as_int", "as_sym_int", "as_ints", "as_sym_ints"] (members_of = "Argument")
 
 /**
  * Members whose values travel in the tensor array, one handle per tensor present (an absent
  * element of `as_optional_tensors` takes none); inputs first, then one handle per output tensor.
  * Every other member is static: decoded once at load.
  */
-const list<string> ABI_TENSOR_SLOT_MEMBERS = ["as_tensor", "as_tensors", "as_optional_tensors"]
+const list<string> ABI_TENSOR_SLOT_MEMBERS = ["as_tensor", "as_tensors", "as_optional_tensors"] (members_of = "Argument")
 
 /** Node metadata key: the op schema the node was exported against (`str(op._schema)`). */
 const string METADATA_OP_SCHEMA = "externspec.op_schema"

@@ -25,6 +25,7 @@ from thriftpy2.utils import deserialize
 
 import externspec as es
 from tests.support import artifacts as support
+from tests.support.versions import CURRENT_TEXT
 
 ROOT = Path(__file__).resolve().parents[1]
 OPS = ROOT / "tests/support/artifact_ops.py"  # registers the custom ops in the `inspect --load` subprocess
@@ -73,17 +74,17 @@ def rewrite_member(src: Path, dst: Path, suffix: str, edit) -> None:
 def test_version():
     r = run("version")
     assert r.returncode == 0, r.stderr
-    assert re.search(r"^schema version\s+1\.0$", r.stdout, re.M)
+    assert re.search(rf"^schema version\s+{re.escape(CURRENT_TEXT)}$", r.stdout, re.M)
     assert f"sha256:{es.IDL_CHECKSUM}" in r.stdout
     info = json.loads(run("version", "--json").stdout)
-    assert info == {"externspec": es.__version__, "schema_version": "1.0", "idl_checksum": es.IDL_CHECKSUM,
+    assert info == {"externspec": es.__version__, "schema_version": CURRENT_TEXT, "idl_checksum": es.IDL_CHECKSUM,
                     "torch_export_schema_major": 8}
 
 
 def test_installed_entry_point_runs():
     exe = Path(sys.executable).with_name("externspec")
     r = subprocess.run([str(exe), "version", "--json"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and json.loads(r.stdout)["schema_version"] == "1.0", r.stderr
+    assert r.returncode == 0 and json.loads(r.stdout)["schema_version"] == CURRENT_TEXT, r.stderr
 
 
 def test_usage_errors_exit_2():
@@ -147,7 +148,8 @@ def test_validate_bad_files(artifacts, documents, tmp_path):
     case("array.json", b"[1, 2]", r"expected a JSON object at the top level, got an array")
     case("unknown.json", b'{"hello": 1}', r"cannot tell the document type from its top-level keys \(hello\)")
     case("newer_major.json", json.dumps({**wrapper, "schema_version": {"major": 2, "minor": 0}}).encode(),
-         r"\$\.schema_version: document schema 2\.0 has major version 2; this reader \(schema 1\.0\)")
+         r"\$\.schema_version: document schema 2\.0 has major version 2; this reader \(schema "
+         + re.escape(CURRENT_TEXT) + r"\)")
     program = json.loads(documents["program"].read_text())
     case("newer_torch.json", json.dumps({**program, "schema_version": {"major": 9, "minor": 0}}).encode(),
          r"torch export schema 9\.0 is not major 8")

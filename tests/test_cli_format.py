@@ -20,6 +20,7 @@ import pytest
 import externspec as es
 from externspec import thrift_codec
 from externspec.commands import _report
+from tests.support.versions import CURRENT_IDL, NEXT_MINOR_IDL
 
 ROOT = Path(__file__).resolve().parents[1]
 IDL = ROOT / "schema/externspec.thrift"
@@ -182,7 +183,7 @@ def test_compat_formats(tmp_path: Path) -> None:
     minor = tmp_path / "minor.thrift"
     added = "  20: optional i64 index;\n  30: optional string label;"
     minor.write_text(text.replace("  20: optional i64 index;", added)
-                     .replace('SCHEMA_VERSION = {"major": 1, "minor": 0}', 'SCHEMA_VERSION = {"major": 1, "minor": 1}'))
+                     .replace(f"SCHEMA_VERSION = {CURRENT_IDL}", f"SCHEMA_VERSION = {NEXT_MINOR_IDL}"))
     n = externspec("compat", "--format", "github", str(IDL), str(minor))
     assert n.returncode == 0, n.stdout
     assert n.stdout.startswith(f"::notice file={minor},line={line + 1},col=3,title=externspec::[FIELD_ADDED_OPTIONAL]")

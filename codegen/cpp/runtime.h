@@ -453,8 +453,8 @@ struct has_fallback : std::false_type {};
 template <class B>
 struct has_fallback<B, std::void_t<typename B::Fallback>> : std::true_type {};
 
-// How a document type is version-checked on load; specialized in externspec.h for the versioned
-// documents (ExternKernelNodes, ExportedProgram). Unversioned types ignore unknown keys.
+// How a document type is version-checked on load; specialized in externspec.h for each struct the
+// IDL annotates with a `version_policy`. Unversioned types ignore unknown keys.
 template <class T>
 struct VersionPolicy {
   static constexpr bool forbid_unknown = false;

@@ -6,11 +6,14 @@ inline std::string version_text(std::int64_t major, std::int64_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-// ExternKernelNodes carries externspec's own schema_version. Without one the file is torch-written
-// (read under 1.0, unknown keys ignored). Same major required; a newer minor is read only when it
-// carries nothing unknown to this reader.
-template <>
-struct VersionPolicy<ExternKernelNodes> {
+// The two version policies (docs/versioning.md); the IDL's `version_policy` annotation picks one
+// per document type and the generated `VersionPolicy<T>` specializations below derive from it.
+
+// version_policy = "externspec": the document carries externspec's own optional schema_version.
+// Without one the file is torch-written (read under 1.0, unknown keys ignored). Same major
+// required; a newer minor is read only when it carries nothing unknown to this reader.
+template <class T>
+struct ExternspecVersioned {
   static constexpr bool forbid_unknown = true;
 
   // A newer major needs a newer externspec; an older one needs the Python upgraders first (the C++
@@ -29,7 +32,7 @@ struct VersionPolicy<ExternKernelNodes> {
                                                             : "upgrade the file with `externspec upgrade IN OUT`"));
   }
 
-  static void check(const ExternKernelNodes& doc) {
+  static void check(const T& doc) {
     if (doc.schema_version) check_major(doc.schema_version->major, doc.schema_version->minor);
   }
 
@@ -70,17 +73,16 @@ struct VersionPolicy<ExternKernelNodes> {
   }
 };
 
-// An ExportedProgram's schema_version is torch's export schema: checked against the major the IDL
-// mirrors; 0.0 means unversioned, as in torch.
-template <>
-struct VersionPolicy<ExportedProgram> {
+// version_policy = "torch_export": the schema_version is torch's export schema, checked against
+// the major the IDL mirrors (TorchMajor); 0.0 means unversioned, as in torch.
+template <class T, std::int64_t TorchMajor>
+struct TorchExportVersioned {
   static constexpr bool forbid_unknown = false;
-  static void check(const ExportedProgram& doc) {
+  static void check(const T& doc) {
     const auto& v = doc.schema_version;
-    if ((v.major != 0 || v.minor != 0) && v.major != TORCH_EXPORT_SCHEMA_MAJOR)
+    if ((v.major != 0 || v.minor != 0) && v.major != TorchMajor)
       throw VersionError("$.schema_version: torch export schema " + version_text(v.major, v.minor) + " is not major " +
-                         std::to_string(TORCH_EXPORT_SCHEMA_MAJOR) +
-                         ", the torch export schema this reader mirrors");
+                         std::to_string(TorchMajor) + ", the torch export schema this reader mirrors");
   }
   template <class V>
   static std::optional<std::pair<std::int64_t, std::int64_t>> raw_version(const V&) {

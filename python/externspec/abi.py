@@ -99,9 +99,9 @@ def input_slots(at: ArgType, arg: Argument) -> tuple[str, int]:
     kind = slot_kind(at, arg.type)
     if kind == "static":
         return kind, 0
-    value = arg.value
     if arg.type == "as_optional_tensors":
-        return kind, sum(1 for item in value if item.type == "as_tensor")
+        return kind, sum(1 for item in arg.unwrap("as_optional_tensors") if item.type == "as_tensor")
+    value = arg.value
     return kind, len(value) if isinstance(value, list) else 1
 
 

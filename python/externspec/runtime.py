@@ -36,6 +36,7 @@ import torch
 from . import op_policy, torch_types
 from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes
 from .abi import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, accepts, arg_type, same_argument, slot_kind
+from .arg_writer import ArgWriter, Slots
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
 from .wire import load
 
@@ -306,8 +307,6 @@ class _SchemaFacts:
 
 
 def _facts(schema: Any) -> _SchemaFacts:
-    from .export import _ArgWriter, _Slots
-
     params = []
     for a in schema.arguments:
         at = arg_type(a.real_type)
@@ -315,8 +314,7 @@ def _facts(schema: Any) -> _SchemaFacts:
         default_arg = None
         if has_default:
             try:
-                default_arg = _ArgWriter(None, "", a.name, at, _Slots()).write(  # type: ignore[arg-type]
-                    torch_types.schema_default(a, at))
+                default_arg = ArgWriter(None, "", a.name, at, Slots()).write(torch_types.schema_default(a, at))
             except ExternSpecError:
                 default_arg = None
         params.append(_Param(a.name, at, a.kwarg_only, has_default, a.default_value if has_default else None,
@@ -529,7 +527,8 @@ def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positiona
     if kind == "int":
         if member in ("as_int", "as_sym_int"):
             return None, _Fill(positional, key, _INT, n_ints, n_ints + 1), n_tensors, n_ints + 1
-        n = len(arg.unwrap(member))
+        values = arg.unwrap("as_ints") if member == "as_ints" else arg.unwrap("as_sym_ints")
+        n = len(values)
         return None, _Fill(positional, key, _INTS, n_ints, n_ints + n), n_tensors, n_ints + n
     try:
         return _static_value(member, arg.value), None, n_tensors, n_ints

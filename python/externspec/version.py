@@ -149,14 +149,16 @@ _UNVERSIONED = Policy()
 
 @functools.cache
 def policy_for(type_: type[BaseModel]) -> Policy:
-    """The version policy of a generated model class, from the consts of its own module."""
+    """The version policy of a generated model class: the IDL's `version_policy` annotation of
+    the type (the class's VERSION_POLICY), read against the consts of its own module."""
+    kind = getattr(type_, "VERSION_POLICY", None)
     module = sys.modules.get(type_.__module__)
     version = getattr(module, "SCHEMA_VERSION", None)
-    if module is None or version is None:
+    if kind is None or module is None or version is None:
         return _UNVERSIONED
     reader = (version.major, version.minor)
-    if type_.__name__ == "ExternKernelNodes":
+    if kind == "externspec":
         return ExternNodesPolicy(forbid_unknown=True, reader=reader)
-    if type_.__name__ == "ExportedProgram":
+    if kind == "torch_export":
         return ExportedProgramPolicy(reader=reader, torch_major=module.TORCH_EXPORT_SCHEMA_MAJOR)
-    return _UNVERSIONED
+    raise ValueError(f"{type_.__name__}: unknown version policy {kind!r}")

@@ -19,13 +19,14 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -76,6 +77,13 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
+@functools.cache
+def _field_types(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's field annotations with forward references resolved (a model defined before a type
+    it names keeps a ForwardRef in `model_fields` until something rebuilds it)."""
+    return get_type_hints(model)
+
+
 def json_path(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
     """Render a pydantic error location as a JSON path, walking the model types.
 
@@ -87,8 +95,8 @@ def json_path(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
         origin = get_origin(tp)
         if isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(part, str):
             out += f".{part}"
-            field = tp.model_fields.get(part)
-            tp = _unwrap(field.annotation) if field else None
+            tp = _field_types(tp).get(part) if part in tp.model_fields else None
+            tp = None if tp is None else _unwrap(tp)
         elif origin is list and isinstance(part, int):
             out += f"[{part}]"
             tp = _unwrap(get_args(tp)[0])

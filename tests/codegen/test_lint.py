@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import externspec as es
 from externspec.codegen import SchemaError, lint, parse_text
 
 VERSION = 'struct SchemaVersion { 10: i64 major; 20: i64 minor; }\n' \
@@ -83,4 +84,4 @@ def test_the_project_idl_is_clean() -> None:
     from externspec.codegen import load_schema
 
     schema = load_schema(str(Path(__file__).parents[2] / "schema/externspec.thrift"))
-    assert schema.schema_version() == (1, 0)
+    assert schema.schema_version() == (es.SCHEMA_VERSION.major, es.SCHEMA_VERSION.minor)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import externspec as es
 from externspec.codegen import ir, parse_file, parse_text
 
 IDL = Path(__file__).parents[2] / "schema/externspec.thrift"
@@ -53,7 +54,7 @@ def test_consts_keep_name_type_and_value() -> None:
     schema = parse_file(IDL)
     version = schema.const("SCHEMA_VERSION")
     assert version is not None and version.type == ir.TypeRef.named("SchemaVersion")
-    assert schema.schema_version() == (1, 0)
+    assert schema.schema_version() == (es.SCHEMA_VERSION.major, es.SCHEMA_VERSION.minor)
     major = schema.const("TORCH_EXPORT_SCHEMA_MAJOR")
     assert major is not None and major.value == 8
 

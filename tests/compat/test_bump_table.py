@@ -17,6 +17,7 @@ from externspec import cli
 from externspec.codegen import compat, ir
 from externspec.codegen.compat import Bump
 from externspec.codegen.compat.history import check_history
+from tests.support.versions import CURRENT_IDL, CURRENT_TEXT, MAJOR, MINOR, NEXT_MINOR_IDL, idl_literal
 
 ROOT = Path(__file__).resolve().parents[2]
 IDL = ROOT / "schema/externspec.thrift"
@@ -151,8 +152,8 @@ def test_cli_catches_a_breaking_edit(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (f'{new}:{_index_line()}:3: [FIELD_SAME_TYPE] field 20 ("index") on struct "Device" '
                       "changed type from i64 to string (incompatible)")
-    assert out[1] == "required bump: forbidden; SCHEMA_VERSION 1.0 -> 1.0: the changes are forbidden under any " \
-                     "version bump"
+    assert out[1] == (f"required bump: forbidden; SCHEMA_VERSION {CURRENT_TEXT} -> {CURRENT_TEXT}: the changes are "
+                      "forbidden under any version bump")
     assert out[2] == "FAILED. Options:"
     assert out[3].startswith("  1. revert the forbidden changes")
     assert out[4].startswith("  2. [FIELD_SAME_TYPE] add a new field with a new id and name")
@@ -173,8 +174,8 @@ def test_cli_minor_change_without_bump_then_with(tmp_path: Path, capsys: pytest.
     new.write_text(edited(IDL.read_text(), [ADD_OPTIONAL]), encoding="utf-8")
     assert cli.main(["compat", str(IDL), str(new)]) == 1
     out = capsys.readouterr().out
-    assert "[FIELD_ADDED_OPTIONAL]" in out and 'set SCHEMA_VERSION to {"major": 1, "minor": 1}' in out
-    new.write_text(edited(new.read_text(), [('{"major": 1, "minor": 0}', '{"major": 1, "minor": 1}')]))
+    assert "[FIELD_ADDED_OPTIONAL]" in out and f"set SCHEMA_VERSION to {NEXT_MINOR_IDL}" in out
+    new.write_text(edited(new.read_text(), [(CURRENT_IDL, NEXT_MINOR_IDL)]))
     assert cli.main(["compat", str(IDL), str(new)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "OK"
 
@@ -217,37 +218,42 @@ def test_history_check_catches_a_breaking_edit(tmp_path: Path) -> None:
     new = _breaking_copy(tmp_path)
     result = check_history(new, history)
     assert not result.ok
-    rules = {f.rule for r in result.reports for f in r.findings}
-    assert rules == {"FIELD_SAME_TYPE"}
+    last_release = result.reports[0]  # HEAD against the last release: exactly the edit
+    assert {f.rule for f in last_release.findings} == {"FIELD_SAME_TYPE"}
+
+
+def _release_file(history: Path, minor: int) -> Path:
+    return history / f"v{MAJOR}.{minor}.thrift"
 
 
 def test_history_check_on_several_releases(tmp_path: Path) -> None:
     """HEAD must be exactly the next version of the last release and at least as big for older ones."""
     history = tmp_path / "history"
     history.mkdir()
-    shutil.copy(HISTORY / "v1.0.thrift", history / "v1.0.thrift")
-    v11 = edited(IDL.read_text(), [ADD_OPTIONAL, ('{"major": 1, "minor": 0}', '{"major": 1, "minor": 1}')])
-    (history / "v1.1.thrift").write_text(v11, encoding="utf-8")
+    shutil.copy(IDL, _release_file(history, MINOR))  # this checkout's IDL is its last release
+    nxt = edited(IDL.read_text(), [ADD_OPTIONAL, (CURRENT_IDL, NEXT_MINOR_IDL)])
+    _release_file(history, MINOR + 1).write_text(nxt, encoding="utf-8")
     head = tmp_path / "externspec.thrift"
-    head.write_text(edited(v11, [ADD_ENUM_VALUE, ('{"major": 1, "minor": 1}', '{"major": 1, "minor": 2}')]))
+    head.write_text(edited(nxt, [ADD_ENUM_VALUE, (NEXT_MINOR_IDL, idl_literal(MAJOR, MINOR + 2))]))
     assert check_history(head, history).ok
-    head.write_text(edited(v11, [ADD_ENUM_VALUE]))  # forgot the bump
+    head.write_text(edited(nxt, [ADD_ENUM_VALUE]))  # forgot the bump
     result = check_history(head, history)
-    # HEAD vs v1.1 (exact) fails, HEAD vs v1.0 (at least) passes, v1.0 -> v1.1 passes.
+    # HEAD vs the last release (exact) fails, HEAD vs the one before (at least) passes, and so
+    # does the step between the two releases.
     assert not result.ok and [r.ok for r in result.reports] == [False, True, True]
-    (history / "v1.3.thrift").write_text(v11, encoding="utf-8")  # misnamed release
-    assert any("its name says (1, 3)" in line for line in check_history(head, history).lines)
+    _release_file(history, MINOR + 3).write_text(nxt, encoding="utf-8")  # misnamed release
+    assert any(f"its name says ({MAJOR}, {MINOR + 3})" in line for line in check_history(head, history).lines)
 
 
 def test_history_check_catches_an_edited_release(tmp_path: Path) -> None:
     """A frozen file edited after the fact breaks the chain of releases."""
     history = tmp_path / "history"
     history.mkdir()
-    v11 = edited(IDL.read_text(), [ADD_OPTIONAL, ('{"major": 1, "minor": 0}', '{"major": 1, "minor": 1}')])
-    (history / "v1.1.thrift").write_text(v11, encoding="utf-8")
-    (history / "v1.0.thrift").write_text(edited(IDL.read_text(), [ADD_MEMBER]), encoding="utf-8")  # tampered
-    result = check_history(history / "v1.1.thrift", history)
+    nxt = _release_file(history, MINOR + 1)
+    nxt.write_text(edited(IDL.read_text(), [ADD_OPTIONAL, (CURRENT_IDL, NEXT_MINOR_IDL)]), encoding="utf-8")
+    _release_file(history, MINOR).write_text(edited(IDL.read_text(), [ADD_MEMBER]), encoding="utf-8")  # tampered
+    result = check_history(nxt, history)
     assert not result.ok
-    assert any(line.startswith(f"== release {history / 'v1.1.thrift'} against the release before it")
+    assert any(line.startswith(f"== release {nxt} against the release before it")
                for line in result.lines)
     assert "UNION_MEMBER_NO_DELETE" in {f.rule for r in result.reports for f in r.findings}

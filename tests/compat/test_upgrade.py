@@ -18,6 +18,7 @@ import pytest
 import externspec as es
 from externspec import cli, upgrade
 from externspec.codegen import compat, emit_python
+from tests.support.versions import CURRENT_IDL
 
 ROOT = Path(__file__).resolve().parents[2]
 IDL = ROOT / "schema/externspec.thrift"
@@ -34,8 +35,8 @@ RENAMED_TO = "  10: string buffer;\n  20: Node node;"
 
 def v2_idl_text(version: str = '{"major": 2, "minor": 0}') -> str:
     text = IDL.read_text(encoding="utf-8")
-    assert text.count(RENAMED_FROM) == 1 and text.count('{"major": 1, "minor": 0}') == 1
-    return text.replace(RENAMED_FROM, RENAMED_TO).replace('{"major": 1, "minor": 0}', version)
+    assert text.count(RENAMED_FROM) == 1 and text.count(CURRENT_IDL) == 1
+    return text.replace(RENAMED_FROM, RENAMED_TO).replace(CURRENT_IDL, version)
 
 
 def rename_name_to_buffer(doc: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 import externspec as es
+from externspec import version as _version
 from externspec import wire
 
 if TYPE_CHECKING:
@@ -306,7 +307,7 @@ def schema_version_text(model: BaseModel) -> str:
     if isinstance(model, es.ExternKernelNodes):
         v = model.schema_version
         if v is None:
-            return f"unversioned (torch-written, read as schema {_v(es.SCHEMA_VERSION)})"
+            return f"unversioned (torch-written, read as schema {_v(_version.BASELINE)})"
         return f"schema {_v(v)}"
     if isinstance(model, es.ExportedProgram):
         return f"torch export schema {_v(model.schema_version)}"

@@ -1,77 +1,36 @@
 #include "abi.h"
 
 #include <ATen/core/class_type.h>
+#include <externspec/externspec.h>
 
 #include <algorithm>
-#include <utility>
 
 namespace externspec {
 namespace {
 
-std::string base_of(const c10::TypePtr& t) {
-  switch (t->kind()) {
-    case c10::TypeKind::TensorType: return "Tensor";
-    case c10::TypeKind::IntType: return "int";
-    case c10::TypeKind::SymIntType: return "SymInt";
-    case c10::TypeKind::FloatType: return "float";
-    case c10::TypeKind::BoolType: return "bool";
-    case c10::TypeKind::StringType: return "str";
-    case c10::TypeKind::NumberType: return "Scalar";
-    case c10::TypeKind::ScalarTypeType: return "ScalarType";
-    case c10::TypeKind::LayoutType: return "Layout";
-    case c10::TypeKind::MemoryFormatType: return "MemoryFormat";
-    case c10::TypeKind::DeviceObjType: return "Device";
-    case c10::TypeKind::NoneType: return "NoneType";
-    default: return t->str();
-  }
+bool listed(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-using Members = std::vector<std::string_view>;
-
-// (base, is_list) -> members, as abi.py's _MEMBERS. Enum types also accept `as_int`: torch 2.13
-// writes an enum default it filled in as a c10-numbered int (static, no slot).
-const Members* members_of(const std::string& base, bool is_list) {
-  static const std::vector<std::pair<std::pair<std::string_view, bool>, Members>> table = {
-      {{"Tensor", false}, {"as_tensor"}},
-      {{"Tensor", true}, {"as_tensors"}},
-      {{"int", false}, {"as_int"}},
-      {{"int", true}, {"as_ints"}},
-      {{"SymInt", false}, {"as_int", "as_sym_int"}},
-      {{"SymInt", true}, {"as_ints", "as_sym_ints"}},
-      {{"float", false}, {"as_float"}},
-      {{"float", true}, {"as_floats"}},
-      {{"bool", false}, {"as_bool"}},
-      {{"bool", true}, {"as_bools"}},
-      {{"str", false}, {"as_string"}},
-      {{"str", true}, {"as_strings"}},
-      {{"Scalar", false}, {"as_int", "as_sym_int", "as_float", "as_bool", "as_complex"}},
-      {{"Scalar", true}, {"as_ints", "as_sym_ints", "as_floats", "as_bools"}},
-      {{"ScalarType", false}, {"as_scalar_type", "as_int"}},
-      {{"Layout", false}, {"as_layout", "as_int"}},
-      {{"MemoryFormat", false}, {"as_memory_format", "as_int"}},
-      {{"Device", false}, {"as_device"}},
-  };
-  for (const auto& [key, members] : table)
-    if (key.first == base && key.second == is_list) return &members;
-  return nullptr;
+// A torchbind class: the C++ executor's one addition to the ABI tables. Its objects travel by
+// name as `as_custom_obj` (the Python executor has no object table and refuses them at load).
+bool is_torchbind_class(const c10::TypePtr& t) {
+  if (t->kind() != c10::TypeKind::ClassType) return false;
+  const auto& name = t->expectRef<c10::ClassType>().name();
+  return name && name->qualifiedName().rfind("__torch__.torch.classes.", 0) == 0;
 }
 
 }  // namespace
 
-std::string ArgType::str() const {
-  std::string text = base + (elem_optional ? "?" : "") + (is_list ? "[]" : "");
-  return text + (optional ? "?" : "");
+std::string ArgType::spelling() const {
+  return base + (elem_optional ? "?" : "") + (is_list ? "[]" : "");
 }
 
 std::vector<std::string_view> ArgType::members() const {
-  if (elem_optional) {
-    if (base == "Tensor" && is_list) return {"as_optional_tensors", "as_tensors"};
-    return {};
-  }
-  // A torchbind object travels by name (C++ executor only: the Python one has no object table).
-  if (is_class && !is_list) return {"as_custom_obj"};
-  const Members* m = members_of(base, is_list);
-  return m ? *m : Members{};
+  if (is_class && !is_list && !elem_optional) return {"as_custom_obj"};
+  auto it = ABI_INPUT_MEMBERS.find(spelling());
+  if (it == ABI_INPUT_MEMBERS.end()) return {};
+  return {it->second.begin(), it->second.end()};
 }
 
 bool ArgType::accepts(std::string_view member) const {
@@ -80,13 +39,16 @@ bool ArgType::accepts(std::string_view member) const {
   return std::find(m.begin(), m.end(), member) != m.end();
 }
 
+bool ArgType::is_enum() const { return !is_list && listed(ABI_ENUM_TYPES, base); }
+
 std::string_view ArgType::return_member() const {
-  if (elem_optional) return "";
-  if (base == "Tensor" && !optional) return is_list ? "as_tensors" : "as_tensor";
-  if (base == "Tensor" && optional && !is_list) return "as_optional_tensor";
-  if ((base == "int" || base == "SymInt") && !is_list && !optional) return "as_int";
-  if (base == "NoneType" && !is_list && !optional) return "as_none";
-  return "";
+  auto it = ABI_RETURN_MEMBERS.find(str());
+  return it == ABI_RETURN_MEMBERS.end() ? std::string_view() : std::string_view(it->second);
+}
+
+SlotKind ArgType::slot_kind(std::string_view member) const {
+  if (listed(ABI_INT_SLOT_MEMBERS, member) && !is_enum()) return SlotKind::Int;
+  return listed(ABI_TENSOR_SLOT_MEMBERS, member) ? SlotKind::Tensor : SlotKind::Static;
 }
 
 ArgType arg_type(const c10::TypePtr& real_type) {
@@ -104,10 +66,10 @@ ArgType arg_type(const c10::TypePtr& real_type) {
       t = t->expectRef<c10::OptionalType>().getElementType();
     }
   }
-  at.base = base_of(t);
+  auto base = ABI_BASE_OF_TYPE_KIND.find(c10::typeKindToString(t->kind()));
+  at.base = base == ABI_BASE_OF_TYPE_KIND.end() ? t->str() : base->second;
   if (at.base == "NoneType" && (at.optional || at.is_list)) at.base = t->str();
-  if (t->kind() == c10::TypeKind::ClassType && t->expectRef<c10::ClassType>().name() &&
-      t->expectRef<c10::ClassType>().name()->qualifiedName().rfind("__torch__.torch.classes.", 0) == 0) {
+  if (is_torchbind_class(t)) {
     at.is_class = true;
     at.class_type = t;
   }

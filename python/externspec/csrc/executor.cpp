@@ -6,6 +6,7 @@
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 
 #include <sstream>
+#include <stdexcept>
 #include <unordered_set>
 #include <utility>
 
@@ -15,11 +16,6 @@
 
 namespace externspec {
 namespace {
-
-// Node metadata keys written by the exporter (python/externspec/export.py).
-constexpr std::string_view kOpSchemaKey = "externspec.op_schema";
-constexpr std::string_view kWrappedNumbersKey = "externspec.wrapped_numbers";
-constexpr std::string_view kCustomOpKey = "torch_library_custom_op";
 
 thread_local std::exception_ptr last_error;
 
@@ -247,16 +243,22 @@ c10::IValue static_or_fill(const std::string& label, const c10::Argument& p, con
     plan.fills.push_back(Fill{stack_index, kind, start, count, std::move(pattern), p.name()});
     return c10::IValue();
   };
-  switch (arg.tag()) {
-    case Argument::Tag::as_int:
-      if (at.is_enum()) {
-        try {
-          return c10_enum_value(at, arg.as_int());
-        } catch (const UnsupportedError& e) {
-          throw SpecMismatchError(label + ": argument `" + p.name() + "` (as_int, c10 " + at.base + "): " + e.what());
-        }
+  if (at.slot_kind(arg.type()) == SlotKind::Static) {
+    if (arg.is_as_int()) {  // an enum (ABI_ENUM_TYPES) written by torch in c10's numbering
+      try {
+        return c10_enum_value(at, arg.as_int());
+      } catch (const UnsupportedError& e) {
+        throw SpecMismatchError(label + ": argument `" + p.name() + "` (as_int, c10 " + at.base + "): " + e.what());
       }
-      return fill(FillKind::Int, n.ints++, 1);
+    }
+    try {
+      return static_value(at, arg, objects);
+    } catch (const UnsupportedError& e) {
+      throw SpecMismatchError(label + ": argument `" + p.name() + "` (" + std::string(arg.type()) + "): " + e.what());
+    }
+  }
+  switch (arg.tag()) {  // the slot members of ABI_INT_SLOT_MEMBERS and ABI_TENSOR_SLOT_MEMBERS
+    case Argument::Tag::as_int:
     case Argument::Tag::as_sym_int: return fill(FillKind::Int, n.ints++, 1);
     case Argument::Tag::as_tensor:
       return fill(wrapped ? FillKind::Wrapped : FillKind::Tensor, n.tensors++, 1);
@@ -288,12 +290,8 @@ c10::IValue static_or_fill(const std::string& label, const c10::Argument& p, con
       n.ints += count;
       return c10::IValue();
     }
-    default:
-      try {
-        return static_value(at, arg, objects);
-      } catch (const UnsupportedError& e) {
-        throw SpecMismatchError(label + ": argument `" + p.name() + "` (" + std::string(arg.type()) + "): " + e.what());
-      }
+    default:  // a slot member the ABI tables gained without a fill here
+      throw std::logic_error("externspec: no fill for slot member `" + std::string(arg.type()) + "`");
   }
 }
 
@@ -435,7 +433,7 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
   std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
   if (node.target == "call_torchbind")
     throw SpecMismatchError(label + ": torchbind method calls are not supported by this executor");
-  const std::string* custom_op = metadata(node, kCustomOpKey);
+  const std::string* custom_op = metadata(node, METADATA_TORCH_CUSTOM_OP);
   NodePlan plan(resolve_op(label, node.target, custom_op && *custom_op == "1"));
   plan.label = label;
   const c10::FunctionSchema& schema = plan.op.schema();
@@ -444,14 +442,14 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
   check_policy(label, qualified, allow_ops);
 
   std::optional<c10::FunctionSchema> exported;
-  if (const std::string* text = metadata(node, kOpSchemaKey)) {
-    check_op_schema_text(label, kOpSchemaKey, *text);
+  if (const std::string* text = metadata(node, METADATA_OP_SCHEMA)) {
+    check_op_schema_text(label, METADATA_OP_SCHEMA, *text);
     try {
       exported = torch::jit::parseSchema(*text);
     } catch (const std::exception& e) {
       std::string what = e.what();
       if (const auto* ce = dynamic_cast<const c10::Error*>(&e)) what = ce->what_without_backtrace();
-      throw SpecMismatchError(label + ": metadata `" + std::string(kOpSchemaKey) + "` is not an op schema: " + what);
+      throw SpecMismatchError(label + ": metadata `" + std::string(METADATA_OP_SCHEMA) + "` is not an op schema: " + what);
     }
   }
   std::unordered_map<std::string_view, const c10::Argument*> exported_args;
@@ -489,7 +487,7 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
   check_guards(label, qualified, params, given);
 
   std::unordered_set<std::string> wrapped;
-  if (const std::string* text = metadata(node, kWrappedNumbersKey)) {
+  if (const std::string* text = metadata(node, METADATA_WRAPPED_NUMBERS)) {
     std::size_t start = 0;
     while (start <= text->size()) {
       auto comma = text->find(',', start);
