@@ -42,10 +42,36 @@ def problems(idl: str) -> list[str]:
          't.thrift:4:3: unknown annotation "json.omitt" on field "S.a"'),
         ("struct S {\n  1: i64 a (json.omit_if_null = \"true\");\n}",
          't.thrift:4:3: json.omit_if_null needs an optional field ("S.a")'),
+        # version_policy: a known policy, on a struct with the schema_version field it reads
+        ('struct D {\n  1: optional SchemaVersion schema_version;\n} (version_policy = "semver")',
+         't.thrift:3:8: version_policy "semver" on "D" is not one of externspec, torch_export'),
+        ('struct D {\n  1: SchemaVersion schema_version;\n} (version_policy = "externspec")',
+         't.thrift:3:8: version_policy "externspec" on "D" needs a field "optional SchemaVersion schema_version"'),
+        ('struct D {\n  1: SchemaVersion schema_version;\n} (version_policy = "torch_export")',
+         't.thrift:3:8: version_policy "torch_export" on "D" needs const i64 TORCH_EXPORT_SCHEMA_MAJOR'),
+        ('union D {\n  1: i64 a;\n} (version_policy = "externspec")',
+         't.thrift:3:7: version_policy applies to structs, not to "D"'),
+        # members_of: a table may name only members of the union
+        ('union A {\n  1: i64 as_int;\n}\nconst list<string> T = ["as_int", "as_float"] (members_of = "A")',
+         't.thrift:6:20: const "T" names "as_float", which is not a member of union "A"'),
+        ('const map<string, string> T = {"x": "y"} (members_of = "Nope")',
+         't.thrift:3:27: members_of "Nope" on const "T" is not a union'),
+        ('const i64 T = 1 (unit = "ms")', 't.thrift:3:11: unknown annotation "unit" on const "T"'),
+        # what the C++ emitter cannot define
+        ("union A {\n  1: B b;\n}\nunion B {\n  1: A a;\n}",
+         't.thrift:3:7: types A -> B -> A hold each other by value; a struct field must break the cycle'),
+        ("union U {\n  1: i64 tag;\n}", 't.thrift:4:3: union member name "tag" in "U" is reserved'),
     ],
 )
 def test_each_rule_reports_a_located_error(idl: str, expected: str) -> None:
     assert expected in problems(idl)
+
+
+def test_the_cpp_namespace_is_externspec() -> None:
+    text = "namespace cpp other\n" + VERSION
+    with pytest.raises(SchemaError, match=r't\.thrift:1:1: the C\+\+ runtime lives in namespace externspec; the '
+                                          r'IDL asks for "other"'):
+        lint(parse_text(text, "t.thrift"), text)
 
 
 def test_every_problem_is_reported_in_file_order() -> None:
@@ -85,3 +111,15 @@ def test_the_project_idl_is_clean() -> None:
 
     schema = load_schema(str(Path(__file__).parents[2] / "schema/externspec.thrift"))
     assert schema.schema_version() == (es.SCHEMA_VERSION.major, es.SCHEMA_VERSION.minor)
+
+
+def test_every_version_policy_has_an_implementation_in_both_runtimes() -> None:
+    """A policy name lint accepts is one both emitters and externspec.version know."""
+    from externspec import version
+    from externspec.codegen import emit_cpp, ir
+
+    assert set(emit_cpp._POLICY_TEMPLATES) == set(ir.VERSION_POLICIES)
+    for kind in ir.VERSION_POLICIES:
+        namespace = {"VERSION_POLICY": kind, "__module__": es.ExternKernelNodes.__module__}
+        model = type("Doc", (es.ExternKernelNodes,), namespace)
+        assert version.policy_for(model) is not version.policy_for(es.TensorArgument)
