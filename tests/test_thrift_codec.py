@@ -181,6 +181,23 @@ def _nodes_with_unknown(t, protocol, version):
 
 
 @pytest.mark.parametrize("protocol", tc.PROTOCOLS)
+def test_torch_written_errors_are_the_lenient_readings_as_in_json(protocol, newer_idl):
+    """An unversioned document with an unknown field and a real problem: Thrift reports what JSON
+    reports (the real problem only; unknown keys are ignored in a torch-written document), through
+    the one decode decision (wire.validate_document). Before, Thrift listed the unknown key too."""
+    t = newer_idl
+    node = t.Node(target="x", inputs=[], outputs=[], metadata={}, future=7)
+    data = serialize(t.ExternKernelNodes(nodes=[t.ExternKernelNode(name=None, node=node)]), FACTORIES[protocol])
+    with pytest.raises(es.DecodeError) as from_thrift:
+        tc.loads(data, es.ExternKernelNodes, protocol)
+    text = '{"nodes": [{"node": {"target": "x", "inputs": [], "outputs": [], "metadata": {}, "future": 7}}]}'
+    with pytest.raises(es.DecodeError) as from_json:
+        es.loads(text, es.ExternKernelNodes)
+    assert from_thrift.value.errors() == from_json.value.errors()
+    assert [e["message"] for e in from_json.value.errors()] == ["missing required field `name`"]
+
+
+@pytest.mark.parametrize("protocol", tc.PROTOCOLS)
 def test_unknown_field_ids(protocol, newer_idl):
     t = newer_idl
     # Torch-written (unversioned): skipped, as Thrift and torch do.

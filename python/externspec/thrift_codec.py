@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from . import version, wire
 from ._thrift_base import _TRUNCATED, PROTOCOLS, UNKNOWN_KEY, Protocol, _Codec, _Fail, _truncated
 from ._thrift_binary import _Binary
 from ._thrift_compact import _Compact
 from .errors import DecodeError
-from .wire import decode_errors, gc_paused
+from .wire import gc_paused
 
 __all__ = ["PROTOCOLS", "UNKNOWN_KEY", "Protocol", "dumps", "loads"]
 
@@ -89,28 +89,14 @@ def loads(data: bytes | bytearray | memoryview, type: type[M], protocol: Protoco
 
 
 def _validate(raw: dict[str, Any], type: type[M], *, strict: bool, source: str | None) -> M:
-    """The decoded tree through pydantic, with the same version rules as JSON (`wire.loads`)."""
+    """The decoded tree through pydantic, by the same decode decision as JSON (`wire.validate_document`)."""
     policy = version.policy_for(type)
-    doc_version = policy.raw_version(raw)
-    if policy.needs_upgrade(doc_version):
+    return wire.validate_document(
+        type, lambda extra: type.model_validate(raw, extra=extra), strict=strict, source=source,
+        raw_version=lambda: policy.raw_version(raw),
         # An older major: the JSON upgraders run on the tree. Fields are matched by id, so a renamed
         # field already carries its new name; a field the reader no longer has is skipped by id.
-        return wire._load_upgraded(_json_ready(raw), type, policy, doc_version, strict, source)
-    extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
-    try:
-        with gc_paused():
-            model = type.model_validate(raw, extra=extra)
-    except ValidationError as exc:
-        errors = decode_errors(type, exc)
-        unknown = [(p, m) for p, m in errors if m.startswith("unknown key")]
-        if policy.forbid_unknown and not strict:
-            doc_version = policy.raw_version(raw)
-            if doc_version is None and len(unknown) == len(errors):
-                return _validate_lenient(raw, type, policy, source)
-            policy.check_raw(doc_version, unknown, source)
-        raise DecodeError(errors, source) from None
-    policy.check(model, source)
-    return model
+        tree=lambda: _json_ready(raw))
 
 
 def _json_ready(value: Any) -> Any:
@@ -124,14 +110,3 @@ def _json_ready(value: Any) -> Any:
     if isinstance(value, enum.IntEnum):
         return int(value)
     return value
-
-
-def _validate_lenient(raw: dict[str, Any], type: type[M], policy: version.Policy, source: str | None) -> M:
-    """A torch-written (unversioned) document: unknown fields are ignored, as torch does."""
-    try:
-        with gc_paused():
-            model = type.model_validate(raw)
-    except ValidationError as exc:
-        raise DecodeError(decode_errors(type, exc), source) from None
-    policy.check(model, source)
-    return model

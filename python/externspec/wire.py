@@ -24,7 +24,7 @@ import gc
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -215,19 +215,11 @@ def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False,
         # Torch-written: one lenient parse, unknown keys ignored as torch does (the forward-compatible
         # case costs no strict attempt, no error list and no second parse).
         return _validate_json(data, type, None, policy, source)
-    extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
-    try:
-        with gc_paused():
-            model = type.model_validate_json(data, extra=extra)
-    except ValidationError as exc:
-        if policy.forbid_unknown:
-            return _reread(data, type, exc, policy, strict, source)
-        raise decode_error(type, exc, source) from None
-    doc_version = policy.model_version(model)
-    if policy.needs_upgrade(doc_version, source):
-        return _load_upgraded(json.loads(data), type, policy, doc_version, strict, source)
-    policy.check(model, source)
-    return model
+    return validate_document(
+        type, lambda extra: type.model_validate_json(data, extra=extra), strict=strict, source=source,
+        raw_version=lambda: policy.raw_version(
+            {"schema_version": _TopLevelVersion.model_validate_json(data).schema_version}),
+        tree=lambda: json.loads(data))
 
 
 def _surely_unversioned(data: str | bytes | bytearray) -> bool:
@@ -256,26 +248,52 @@ class _TopLevelVersion(BaseModel):
     schema_version: Any = None
 
 
-def _reread(data: str | bytes | bytearray, type: type[M], exc: ValidationError, policy: version.Policy,
-            strict: bool, source: str | None) -> M:
-    """A versioned type failed strict validation: decide by the document's version."""
+def validate_document(type: type[M], validate: Callable[[Literal["forbid"] | None], M], *, strict: bool,
+                      source: str | None, raw_version: Callable[[], tuple[int, int] | None],
+                      tree: Callable[[], dict[str, Any]]) -> M:
+    """The decode decision of every input format (JSON text here, a Thrift tree in thrift_codec),
+    given `validate(extra)` over the parsed input, the document's own `raw_version()` and its
+    JSON-shaped `tree()` (both asked only when needed).
+
+    A versioned type is validated strictly first. When that fails, the document's version decides:
+    an older major goes through the upgraders; an unversioned (torch-written) one is validated
+    again with unknown keys ignored, as torch does, and its problems are that reading's; a versioned
+    one's unknown keys may be a VersionError (a newer minor's). `strict` refuses unknown keys
+    everywhere and never re-reads.
+    """
+    policy = version.policy_for(type)
+    extra: Literal["forbid"] | None = "forbid" if (strict or policy.forbid_unknown) else None
     try:
-        raw: Any = {"schema_version": _TopLevelVersion.model_validate_json(data).schema_version}
-    except ValidationError:  # not JSON, or not an object: the first pass said what is wrong
-        raise decode_error(type, exc, source) from None
-    doc_version = policy.raw_version(raw)
+        with gc_paused():
+            model = validate(extra)
+    except ValidationError as exc:
+        if not policy.forbid_unknown:
+            raise decode_error(type, exc, source) from None
+        try:
+            doc_version = raw_version()
+        except ValidationError:  # not JSON, or not an object: the first pass said what is wrong
+            raise decode_error(type, exc, source) from None
+        if policy.needs_upgrade(doc_version, source):
+            return _load_upgraded(tree(), type, policy, doc_version, strict, source)
+        if strict:
+            raise decode_error(type, exc, source) from None
+        if doc_version is None:
+            try:
+                with gc_paused():
+                    model = validate(None)
+            except ValidationError as lenient:
+                raise decode_error(type, lenient, source) from None
+            policy.check(model, source)
+            return model
+        error = decode_error(type, exc, source)
+        policy.check_raw(doc_version, [(e["path"], e["message"]) for e in error.errors()
+                                     if e["message"].startswith("unknown key")], source)
+        raise error from None
+    doc_version = policy.model_version(model)
     if policy.needs_upgrade(doc_version, source):
-        return _load_upgraded(json.loads(data), type, policy, doc_version, strict, source)
-    if strict:
-        raise decode_error(type, exc, source) from None
-    if doc_version is None:
-        # Torch-written: unknown keys are ignored, as torch does; its problems are the lenient reading's.
-        return _validate_json(data, type, None, policy, source)
-    error = decode_error(type, exc, source)
-    policy.check_raw(doc_version, [(e["path"], e["message"]) for e in error.errors()
-                                 if e["message"].startswith("unknown key")],
-                     source)
-    raise error from None
+        return _load_upgraded(tree(), type, policy, doc_version, strict, source)
+    policy.check(model, source)
+    return model
 
 
 def _load_upgraded(raw: dict[str, Any], type: type[M], policy: version.Policy, doc_version: tuple[int, int] | None,
