@@ -214,3 +214,21 @@ def test_bare_nan_literal_is_rejected_with_the_fix() -> None:
     with pytest.raises(es.DecodeError, match='write "NaN", "Infinity" or "-Infinity"'):
         es.loads('{"as_float": NaN}', es.Argument)
     assert math.isinf(es.Argument(as_float=math.inf).as_float or 0.0)  # Python values may be non-finite
+
+
+@pytest.mark.parametrize(("err", "tp", "message"), [
+    ({"type": "less_than_equal", "input": 2**63, "ctx": {"le": 2**63 - 1}}, None,
+     f"integer {2**63} out of range (input should be less than or equal to {2**63 - 1})"),
+    ({"type": "greater_than_equal", "input": -(2**63) - 1, "ctx": {"ge": -(2**63)}}, None,
+     f"integer {-(2**63) - 1} out of range (input should be greater than or equal to {-(2**63)})"),
+    ({"type": "enum", "input": 3, "ctx": {"expected": "(pydantic's list)"}}, es.ArgumentKind,
+     "invalid enum value 3: input should be 0, 1 or 2"),
+    ({"type": "int_type", "input": "x"}, None, "expected `int`, got `str`"),
+    ({"type": "missing", "input": {}}, None, "missing required field"),
+])
+def test_messages_are_externspecs_words_not_pydantics(err: dict, tp: object, message: str) -> None:
+    """pydantic's error *types* map onto externspec's sentences; its `msg` text is never read for
+    them, so a pydantic release that rewords its messages changes nothing here."""
+    from externspec import wire
+
+    assert wire._message({**err, "msg": "A PYDANTIC SENTENCE"}, tp) == message

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import gc
 import json
@@ -89,6 +90,11 @@ def json_path(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
 
     Field names become `.name`, list indices `[3]`, map keys `["key"]`.
     """
+    return _walk(model, loc)[0]
+
+
+def _walk(model: type[BaseModel], loc: tuple[int | str, ...]) -> tuple[str, Any]:
+    """(JSON path of `loc`, the type found there, None where the walk loses it)."""
     out = "$"
     tp: Any = model
     for part in loc:
@@ -109,25 +115,41 @@ def json_path(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
         else:
             out += f"[{part}]" if isinstance(part, int) else f".{part}"
             tp = None
-    return out
+    return out, tp
 
 
-def _message(err: Any) -> str:
+# externspec's own sentences for pydantic's error types (its `msg` text is never used for these,
+# so a pydantic release cannot change them); the C++ decoder writes the same words.
+_NON_FINITE = 'expected `float`: a bare NaN or Infinity literal is not JSON; write "NaN", "Infinity" or "-Infinity"'
+_INT_RANGE = "integer {input} out of range (input should be {bound})"
+_ENUM = "invalid enum value {input!r}: input should be {allowed}"
+
+
+def _allowed(values: list[int]) -> str:
+    """`0, 1 or 5`: an enum's values as the enum messages list them."""
+    text = [str(v) for v in values]
+    return text[0] if len(text) == 1 else f"{', '.join(text[:-1])} or {text[-1]}"
+
+
+def _message(err: Any, tp: Any = None) -> str:
     kind = err["type"]
+    ctx = err.get("ctx") or {}
     got = _JSON_TYPE_NAMES.get(type(err.get("input")), type(err.get("input")).__name__)
     if kind == "f64_type" and isinstance(err.get("input"), float):
-        return 'expected `float`: a bare NaN or Infinity literal is not JSON; write "NaN", "Infinity" or "-Infinity"'
+        return _NON_FINITE
     if kind in _EXPECTED:
         return f"expected {_EXPECTED[kind]}, got `{got}`"
     if kind == "missing":
         return "missing required field"
     if kind == "extra_forbidden":
         return "unknown key"
-    if kind == "enum":
-        return f"invalid enum value {err.get('input')!r}: {err['msg'][0].lower()}{err['msg'][1:]}"
-    if kind in ("less_than_equal", "greater_than_equal"):
-        return f"integer {err.get('input')} out of range ({err['msg'][0].lower()}{err['msg'][1:]})"
-    if kind == "json_invalid":
+    if kind == "enum" and isinstance(tp, type) and issubclass(tp, enum.IntEnum):
+        return _ENUM.format(input=err.get("input"), allowed=_allowed([m.value for m in tp]))
+    if kind == "less_than_equal" and "le" in ctx:
+        return _INT_RANGE.format(input=err.get("input"), bound=f"less than or equal to {ctx['le']}")
+    if kind == "greater_than_equal" and "ge" in ctx:
+        return _INT_RANGE.format(input=err.get("input"), bound=f"greater than or equal to {ctx['ge']}")
+    if kind == "json_invalid":  # the JSON parser's own description of the syntax error
         return err["msg"].replace("Invalid JSON: recursion limit exceeded",
                                   f"nesting deeper than {MAX_JSON_DEPTH} levels")
     return str(err["msg"])
@@ -143,7 +165,8 @@ def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[tuple[st
             # Name the key in the message and point at the object that lacks or has it.
             out.append((json_path(model, loc[:-1]), f"{_message(err)} `{loc[-1]}`"))
         else:
-            out.append((json_path(model, loc), _message(err)))
+            path, tp = _walk(model, loc)
+            out.append((path, _message(err, tp)))
     return out
 
 
