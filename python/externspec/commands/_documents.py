@@ -144,10 +144,12 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
                 continue
             yield Source(label, data, "json", forced or kind)
         if not found:
-            raise InputError(
-                f"{path}: no externspec document in this archive (looked for "
-                f"{', '.join(p for p, _ in _ARCHIVE_MEMBERS)})"
-            )
+            raise no_documents(path)
+
+
+def no_documents(path: str) -> InputError:
+    return InputError(f"{path}: no externspec document in this archive (looked for "
+                      f"{', '.join(p for p, _ in _ARCHIVE_MEMBERS)})")
 
 
 def not_an_archive(path: str) -> InputError:

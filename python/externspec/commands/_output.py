@@ -41,6 +41,8 @@ def open_output(path: str) -> Iterator[IO[bytes]]:
     directory = os.path.dirname(target)
     if os.path.isdir(target):
         raise OutputError(f"cannot write {path}: it is a directory")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise OutputError(f"cannot write {path}: {os.path.dirname(path)} is not a directory")
     if not os.path.isdir(directory):
         raise OutputError(f"cannot write {path}: directory {os.path.dirname(path) or '.'} does not exist")
     try:

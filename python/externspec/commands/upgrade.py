@@ -35,8 +35,8 @@ _CHUNK = 1 << 20
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="the document to upgrade (JSON), or a .pt2 archive")
     p.add_argument("output", help="where to write the upgraded document or archive ('-' for stdout)")
-    p.add_argument("--type", default="ExternKernelNodes",
-                   help="the document's model type (default: %(default)s; a .pt2 member's type is its place)")
+    p.add_argument("--type", help="the document's model type (default: detected, as by validate; a .pt2 "
+                                  "member's type is its place in the archive)")
     p.add_argument("--models", default="externspec._generated.models",
                    help="module of generated models to upgrade to (default: the installed schema)")
 
@@ -55,17 +55,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if _is_archive(args.input):
         return _upgrade_archive(args.input, args.output, models)
-    type_ = getattr(models, args.type, None)
-    if not (isinstance(type_, type) and issubclass(type_, BaseModel)):
-        print(f"externspec upgrade: {args.models} has no document type {args.type!r}", file=sys.stderr)
-        return 1
     try:
         (source,) = docs.read_sources(args.input, format="json")
+        type_name = args.type or docs.peek_json_type(source.data, source.label).__name__
+        type_ = getattr(models, type_name, None)
+        if not (isinstance(type_, type) and issubclass(type_, BaseModel)):
+            print(f"externspec upgrade: {args.models} has no document type {type_name!r}", file=sys.stderr)
+            return 1
         model = wire.loads(source.data, type_, source=source.label)
-    except ExternSpecError as e:
-        print(f"externspec upgrade: {e}", file=sys.stderr)
-        return 1
-    except docs.InputError as e:
+    except (ExternSpecError, docs.InputError) as e:
         print(f"externspec upgrade: {e}", file=sys.stderr)
         return 1
     try:
@@ -131,8 +129,10 @@ def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType) -
     from . import _documents as docs
 
     rewritten: dict[str, tuple[bytes, str]] = {}
-    for info in archive.infolist():
-        kind = docs.member_type(info.filename)
+    kinds = [(info, docs.member_type(info.filename)) for info in archive.infolist()]
+    if all(kind is None for _, kind in kinds):
+        raise docs.no_documents(path)  # not the archive the user meant: worded as validate words it
+    for info, kind in kinds:
         type_ = getattr(models, kind.__name__, None) if kind is not None else None
         if type_ is None:
             continue
