@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 import zipfile
@@ -77,9 +78,9 @@ def test_upgraded_aoti_package_still_loads_and_runs(v2_path: Path, tmp_path: Pat
     changed = [n for (n, _, old), (_, _, new) in zip(before, after, strict=True) if old != new]
     assert changed == [wrapper]
     doc = json.loads(artifacts.read_member(out, ".wrapper.json"))
+    torch_written = json.loads(artifacts.read_member(package, ".wrapper.json"))
     assert doc["schema_version"] == {"major": 2, "minor": 0}
-    assert [n["buffer"] for n in doc["nodes"]] == [n["name"] for n in json.loads(dict(
-        (n, d) for n, _, d in before)[wrapper])["nodes"]]
+    assert [n["buffer"] for n in doc["nodes"]] == [n["name"] for n in torch_written["nodes"]]
     runner = torch._inductor.aoti_load_package(str(out))
     module, _ = artifacts.example("custom_ops")
     g = torch.Generator().manual_seed(7)
@@ -103,13 +104,22 @@ def test_an_older_member_is_rewritten_and_the_others_copied(v2_path: Path, tmp_p
                "m/data/weights/w.bin": weights, "m/models/README.txt": b"not a schema document"}
     for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         src = archive(tmp_path / f"m{compression}.pt2", entries, compression)
+        stamped = zipfile.ZipInfo("m/stamped", date_time=(2020, 5, 4, 3, 2, 0))
+        stamped.extra = struct.pack("<HHB", 0x5455, 1, 1)  # an extended time stamp record
+        stamped.external_attr = 0o644 << 16
+        with zipfile.ZipFile(src, "a") as z:
+            z.writestr(stamped, b"kept with its header", compression)
         out = tmp_path / f"out{compression}.pt2"
         r = upgrade(str(src), str(out), v2_path=v2_path)
         assert r.returncode == 0, r.stderr
         got = members(out)
-        assert [(n, c) for n, c, _ in got] == [(n, compression) for n in entries]
-        assert {n: d for n, _, d in got if not n.endswith(".json")} == {n: d for n, d in entries.items()
-                                                                         if not n.endswith(".json")}
+        assert [(n, c) for n, c, _ in got] == [(n, compression) for n in [*entries, "m/stamped"]]
+        with zipfile.ZipFile(out) as z:
+            copied = z.getinfo("m/stamped")
+        assert (copied.date_time, copied.extra, copied.external_attr) == (stamped.date_time, stamped.extra,
+                                                                           stamped.external_attr)
+        assert {n: d for n, _, d in got if not n.endswith(".json")} == {
+            **{n: d for n, d in entries.items() if not n.endswith(".json")}, "m/stamped": b"kept with its header"}
         doc = json.loads(dict((n, d) for n, _, d in got)["m/data/aotinductor/model/x.wrapper.json"])
         assert doc["schema_version"] == {"major": 2, "minor": 0} and doc["nodes"][0]["buffer"] == "buf0"
         assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left

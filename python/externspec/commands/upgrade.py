@@ -19,6 +19,7 @@ import argparse
 import copy
 import importlib
 import json
+import struct
 import sys
 import zipfile
 from types import ModuleType
@@ -158,6 +159,7 @@ def _copy_archive(path: str, archive: zipfile.ZipFile, out: IO[bytes],
     with zipfile.ZipFile(out, "w") as dst:
         for info in archive.infolist():
             header = copy.copy(info)  # name, time, compression, attributes, extra fields, comment
+            header.extra = _without_zip64(info.extra)  # zipfile adds its own where the sizes need one
             if info.filename in rewritten:
                 dst.writestr(header, rewritten[info.filename][0])
             else:
@@ -165,6 +167,17 @@ def _copy_archive(path: str, archive: zipfile.ZipFile, out: IO[bytes],
             dst.filelist[-1].external_attr = info.external_attr  # zipfile would set 0600 for 0
             dst.filelist[-1].create_system = info.create_system
         dst.comment = archive.comment
+
+
+def _without_zip64(extra: bytes) -> bytes:
+    """An extra field without its zip64 record (id 1), which holds the old archive's offsets."""
+    kept, i = [], 0
+    while i + 4 <= len(extra):
+        ident, size = struct.unpack_from("<HH", extra, i)
+        if ident != 1:
+            kept.append(extra[i:i + 4 + size])
+        i += 4 + size
+    return b"".join(kept) + extra[i:]
 
 
 def _copy_member(path: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, dst: zipfile.ZipFile,
