@@ -75,6 +75,31 @@ def test_import_and_json_commands_do_not_import_torch(spec_file: Path, tmp_path:
     assert r.stdout.decode().split() == ["False", "False"]
 
 
+def test_a_command_imports_only_its_own_module(spec_file: Path) -> None:
+    code = ("import sys, contextlib, io\n"
+            "from externspec.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['--color', 'never', 'validate', sys.argv[1]]) == 0\n"
+            "print(sorted(m for m in sys.modules if m.startswith('externspec.commands.') and '._' not in m))\n"
+            "print('externspec.abi' in sys.modules, 'subprocess' in sys.modules)\n")
+    r = python("-c", code, str(spec_file))
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout.decode().splitlines() == ["['externspec.commands.validate']", "False False"]
+
+
+def test_every_command_is_listed_under_its_own_name() -> None:
+    import importlib
+
+    for name, module_name in cli.SUBCOMMANDS.items():
+        assert name == importlib.import_module(module_name).NAME
+    top = externspec("--help")
+    assert top.returncode == 0
+    assert all(name in top.stdout.decode() for name in cli.SUBCOMMANDS)
+    wrong = externspec("--color", "never", "valdate", "x.json")
+    assert wrong.returncode == 2
+    assert "invalid choice: 'valdate'" in no_traceback(wrong)
+
+
 def test_without_torch_the_torch_parts_say_so() -> None:
     code = NO_TORCH + (
         "import externspec as es\n"

@@ -160,6 +160,8 @@ class _Model(BaseModel):
 
     FIELD_DOCS: ClassVar[dict[str, str]] = {}  # field name -> the IDL's doc (generated)
 
+    model_config = ConfigDict(defer_build=True)  # never validated itself: no validator to build at import
+
     @classmethod
     def model_validate_json(cls, json_data: str | bytes | bytearray, *, strict: bool | None = None,
                             extra: Any = None, context: Any = None, by_alias: bool | None = None,

@@ -1,7 +1,9 @@
 """The `externspec` command (also `python -m externspec`).
 
-Each subcommand lives in its own module under `externspec.commands` exposing `NAME`, `HELP`, `add_arguments(parser)` and
-`run(args) -> int`; `SUBCOMMANDS` lists them. Exit codes: 0 ok, 1 the input is bad or
+Each subcommand lives in its own module under `externspec.commands` exposing `NAME`, `HELP`,
+`add_arguments(parser)` and `run(args) -> int`; `SUBCOMMANDS` maps each name to its module, and
+only the chosen command's module is imported (all of them for the top-level `--help` or a usage
+error), so a command pays for no other. Exit codes: 0 ok, 1 the input is bad or
 incompatible (or the output cannot be written), 2 usage errors (argparse). No command prints a
 traceback: a closed output pipe (`externspec validate *.json | head -1`) ends the command quietly
 with 1, Ctrl-C with 130, and an unexpected failure is one line naming it as an internal error.
@@ -16,34 +18,53 @@ import sys
 
 from externspec.commands import _terminal
 
-SUBCOMMANDS: tuple[str, ...] = (
-    "externspec.commands.validate",
-    "externspec.commands.inspect",
-    "externspec.commands.convert",
-    "externspec.commands.check_spec",
-    "externspec.commands.compat",
-    "externspec.commands.upgrade",
-    "externspec.commands.version",
-    "externspec.commands.generate",
-)
+SUBCOMMANDS: dict[str, str] = {
+    "validate": "externspec.commands.validate",
+    "inspect": "externspec.commands.inspect",
+    "convert": "externspec.commands.convert",
+    "check-spec": "externspec.commands.check_spec",
+    "compat": "externspec.commands.compat",
+    "upgrade": "externspec.commands.upgrade",
+    "version": "externspec.commands.version",
+    "generate": "externspec.commands.generate",
+}
 
 INTERNAL_ERROR = "internal error (a bug in externspec: please report it)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for `argv`: with only the chosen command's subparser when `argv` names one, else
+    with every command's (the top-level `--help`, an unknown or missing command)."""
     from externspec import __version__
+
+    chosen = _chosen_command(sys.argv[1:] if argv is None else argv)
 
     parser = argparse.ArgumentParser(prog="externspec", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"externspec {__version__}")
     _add_color_argument(parser, default="auto")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_name in SUBCOMMANDS:
+    for name, module_name in SUBCOMMANDS.items():
+        if chosen is not None and name != chosen:
+            continue
         module = importlib.import_module(module_name)
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         _add_color_argument(p, default=argparse.SUPPRESS)  # after the command too; keeps one given before
         p.set_defaults(_run=module.run)
     return parser
+
+
+def _chosen_command(words: list[str]) -> str | None:
+    """The command `words` name: their first word that is not a top-level option (or its value)."""
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--color":
+            skip = True
+        elif not word.startswith("-"):
+            return word if word in SUBCOMMANDS else None
+    return None
 
 
 def _add_color_argument(p: argparse.ArgumentParser, default: str) -> None:
@@ -53,7 +74,7 @@ def _add_color_argument(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     _terminal.color_mode = args.color
     try:
         return int(args._run(args))

@@ -267,7 +267,7 @@ class _TopLevelVersion(BaseModel):
     """Reads only a document's top-level `schema_version`, as `json.loads` would give it, without
     building the rest of the tree in Python."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)  # built when a document first needs it
     schema_version: Any = None
 
 

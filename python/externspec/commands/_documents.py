@@ -107,7 +107,7 @@ def read_sources(path: str, *, format: str | None = None, type_name: str | None 
                 yield from _archive_sources(path, f, forced)
                 return
             if path.endswith(".pt2"):
-                raise InputError(f"{path}: not a zip archive (a .pt2 file is one): truncated or not a .pt2")
+                raise not_an_archive(path)
             size = os.fstat(f.fileno()).st_size
             if size > _limit():
                 raise InputError(f"{path}: {_too_large(size)}")
@@ -125,42 +125,64 @@ def _sniff(data: bytes) -> str:
 
 # zipfile's failures on hostile archives: a corrupt or truncated member (BadZipFile, EOFError,
 # zlib.error), an encrypted one (RuntimeError), an unknown compression method (NotImplementedError).
-_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError)
+ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError)
 
 
 def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) -> Iterator[Source]:
-    try:
-        archive = zipfile.ZipFile(f)
-        members = archive.infolist()
-    except _ZIP_ERRORS as e:
-        raise InputError(f"{path}: cannot read the archive: {e}") from None
+    archive = open_archive(path, f)
     with archive:
         found = False
-        for info in members:
-            kind = next((t for pattern, t in _ARCHIVE_MEMBERS if fnmatch.fnmatch(info.filename, pattern)), None)
+        for info in archive.infolist():
+            kind = member_type(info.filename)
             if kind is None:
                 continue
             found = True
             label = f"{path}:{info.filename}"
-            problem = _member_problem(info)
-            if problem:
-                yield Source(label, b"", "json", forced or kind, error=problem)
-                continue
             try:
-                with archive.open(info) as member:
-                    data = _read_bounded(member, label)  # the header's size may lie: read at most the limit
+                data = read_member(archive, info, label)
             except InputError as e:
                 yield Source(label, b"", "json", forced or kind, error=str(e).removeprefix(f"{label}: "))
                 continue
-            except _ZIP_ERRORS as e:
-                yield Source(label, b"", "json", forced or kind, error=f"cannot read the archive member: {e}")
-                continue
             yield Source(label, data, "json", forced or kind)
         if not found:
-            raise InputError(
-                f"{path}: no externspec document in this archive (looked for "
-                f"{', '.join(p for p, _ in _ARCHIVE_MEMBERS)})"
-            )
+            raise no_documents(path)
+
+
+def no_documents(path: str) -> InputError:
+    return InputError(f"{path}: no externspec document in this archive (looked for "
+                      f"{', '.join(p for p, _ in _ARCHIVE_MEMBERS)})")
+
+
+def not_an_archive(path: str) -> InputError:
+    return InputError(f"{path}: not a zip archive (a .pt2 file is one): truncated or not a .pt2")
+
+
+def open_archive(path: str, f: IO[bytes]) -> zipfile.ZipFile:
+    """The zip archive in `f` with its member list read, or InputError naming `path`."""
+    try:
+        archive = zipfile.ZipFile(f)
+        archive.infolist()
+    except ZIP_ERRORS as e:
+        raise InputError(f"{path}: cannot read the archive: {e}") from None
+    return archive
+
+
+def member_type(name: str) -> type[BaseModel] | None:
+    """The document type of an archive member, from its place in the archive (None: not a schema document)."""
+    return next((t for pattern, t in _ARCHIVE_MEMBERS if fnmatch.fnmatch(name, pattern)), None)
+
+
+def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> bytes:
+    """A schema member's bytes, at most the size limit, or InputError naming `label` (too large by
+    its header or its content, encrypted, an unknown compression, corrupt)."""
+    problem = _member_problem(info)
+    if problem:
+        raise InputError(f"{label}: {problem}")
+    try:
+        with archive.open(info) as member:
+            return _read_bounded(member, label)  # the header's size may lie: read at most the limit
+    except ZIP_ERRORS as e:
+        raise InputError(f"{label}: cannot read the archive member: {e}") from None
 
 
 def _member_problem(info: zipfile.ZipInfo) -> str | None:

@@ -5,7 +5,7 @@ OUT's own directory (a fresh, unpredictable name opened with O_EXCL, mode 0600, 
 in advance, such as a symlink, is followed), flushes it, and renames it over OUT with
 `os.replace`: a reader sees the old file or the complete new one, never a half-written one. On any
 failure the temporary file is removed and an `OutputError` names OUT and the reason. `-` writes
-to stdout.
+to stdout. `open_output(path)` is the same for output written piece by piece (a .pt2 archive).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
+from typing import IO
 
 
 class OutputError(Exception):
@@ -23,14 +25,24 @@ class OutputError(Exception):
 
 def write_output(path: str, data: bytes) -> None:
     """Write `data` to `path` atomically (or to stdout for `-`); raise OutputError on failure."""
+    with open_output(path) as f:
+        f.write(data)
+
+
+@contextlib.contextmanager
+def open_output(path: str) -> Iterator[IO[bytes]]:
+    """A binary file to write OUT through: the temporary file replaces OUT when the block ends,
+    and is removed if the block (or the replacing) fails. OutputError names OUT and the reason."""
     if path == "-":
-        sys.stdout.buffer.write(data)
+        yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
     target = os.path.abspath(path)
     directory = os.path.dirname(target)
     if os.path.isdir(target):
         raise OutputError(f"cannot write {path}: it is a directory")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise OutputError(f"cannot write {path}: {os.path.dirname(path)} is not a directory")
     if not os.path.isdir(directory):
         raise OutputError(f"cannot write {path}: directory {os.path.dirname(path) or '.'} does not exist")
     try:
@@ -39,7 +51,7 @@ def write_output(path: str, data: bytes) -> None:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         _keep_mode(target, tmp)

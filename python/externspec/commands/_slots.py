@@ -16,10 +16,12 @@ import importlib.util
 import os
 import sys
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import externspec as es
-from externspec import abi
+
+if TYPE_CHECKING:  # the ABI tables are read only once torch has found an op (inspect --no-slots never does)
+    from externspec import abi
 
 
 @dataclass(frozen=True)
@@ -105,11 +107,15 @@ def find_schema(target: str) -> Any | None:
 def _arg_type(arg: Any) -> abi.ArgType:
     """The declared type: `.type` says `int` for ScalarType, Layout and MemoryFormat (static
     enums), `.real_type` keeps them apart from real ints (dynamic)."""
+    from externspec import abi
+
     return abi.arg_type(getattr(arg, "real_type", arg.type))
 
 
 def _arg_slots(at: abi.ArgType, arg: es.Argument) -> ArgSlots:
     """Slots of one input of schema type `at` written as `arg` (the ABI's slot tables)."""
+    from externspec import abi
+
     kind, count = abi.input_slots(at, arg)
     return ArgSlots(kind, count)
 
@@ -119,6 +125,8 @@ def node_slots(node: es.Node) -> tuple[NodeSlots, list[ArgSlots]] | None:
     schema = find_schema(node.target)
     if schema is None:
         return None
+    from externspec import abi
+
     by_name = {a.name: a for a in schema.arguments}
     per_input = []
     static = ints = tensors = 0
