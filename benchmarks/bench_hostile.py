@@ -21,6 +21,7 @@ of a fix).
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import subprocess
@@ -226,7 +227,8 @@ def _peak_rss_program(variant: str) -> Path:
     else:
         flags = [f"-DDECODER_{variant.upper()}", *compile_flags(variant), *link_flags(variant)]
         deps = []
-    return build(source, cache_dir() / "bench", f"peak_rss-{variant}", [*flags, "-O2"], extra_deps=deps)
+    return build(source, cache_dir() / "bench", f"peak_rss-{variant}", [*flags, "-O2"],
+                 extra_deps=[*deps, source.with_name("backend.h")])
 
 
 def _run_child(child: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
@@ -250,36 +252,41 @@ def measure_shape(shape: Shape, decoder: str, path: Path) -> tuple[float, int, s
     return _run_child([sys.executable, "-c", code, str(path), shape.type_name], _child_env())
 
 
-def run_shapes() -> list[str]:
-    lines = [f"Peak RSS per input shape (~{SHAPE_BYTES / 1e6:.0f} MB each; fresh process, {LIMIT_BYTES >> 30} GiB "
-             "address space; growth over the state after reading the input)",
-             f"{'input':30} {'bytes':>9} {'decoder':>13} | {'s':>6} {'peak RSS MB':>11} {'x input':>8} | outcome"]
+Measure = Callable[[Path], tuple[float, int, str]]
+
+
+def _table(title: str, inputs: list[tuple[str, Callable[[], bytes], list[tuple[str, Measure]]]],
+           name_width: int, decoder_width: int) -> list[str]:
+    """One row per (input, decoder): each input is built and written once, each decoder measured
+    on it in a fresh child."""
+    lines = [title, f"{'input':{name_width}} {'bytes':>9} {'decoder':>{decoder_width}} | {'s':>7} "
+                    f"{'peak RSS MB':>11} {'x input':>8} | outcome"]
     with tempfile.TemporaryDirectory() as tmp:
-        for shape in SHAPES:
-            data = shape.build()
+        for name, build, decoders in inputs:
+            data = build()
             path = Path(tmp) / "input"
             path.write_bytes(data)
-            for decoder in SHAPE_DECODERS:
-                seconds, rss, outcome = measure_shape(shape, decoder, path)
-                lines.append(f"{shape.name:30} {len(data):>9} {decoder:>13} | {seconds:>6.2f} {rss / 1e6:>11.1f} "
-                             f"{rss / len(data):>8.1f} | {outcome[:70]}")
-    lines.append("target: peak RSS <= 10x the input")
+            for decoder, measure_one in decoders:
+                seconds, rss, outcome = measure_one(path)
+                lines.append(f"{name:{name_width}} {len(data):>9} {decoder:>{decoder_width}} | {seconds:>7.2f} "
+                             f"{rss / 1e6:>11.1f} {rss / len(data):>8.1f} | {outcome[:90]}")
     return lines
 
 
+def run_shapes() -> list[str]:
+    inputs = [(shape.name, shape.build, [(d, functools.partial(measure_shape, shape, d)) for d in SHAPE_DECODERS])
+              for shape in SHAPES]
+    title = (f"Peak RSS per input shape (~{SHAPE_BYTES / 1e6:.0f} MB each; fresh process, {LIMIT_BYTES >> 30} GiB "
+             "address space; growth over the state after reading the input)")
+    return [*_table(title, inputs, 30, 13), "target: peak RSS <= 10x the input"]
+
+
 def run() -> list[str]:
-    lines = [f"Hostile inputs: each in a fresh process limited to {LIMIT_BYTES >> 30} GiB of address space; "
-             "peak RSS growth over the state after imports (C++: the harness process's peak)",
-             f"{'input':40} {'bytes':>9} {'decoder':>8} | {'s':>7} {'peak RSS MB':>11} {'x input':>8} | outcome"]
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in CASES:
-            data = case.build()
-            path = Path(tmp) / "input"
-            path.write_bytes(data)
-            seconds, rss, outcome = measure(case, path)
-            decoder = "C++" if case.call.startswith("cpp:") else "Python"
-            lines.append(f"{case.name:40} {len(data):>9} {decoder:>8} | {seconds:>7.2f} {rss / 1e6:>11.1f} "
-                         f"{rss / len(data):>8.1f} | {outcome}")
+    inputs = [(case.name, case.build, [("C++" if case.call.startswith("cpp:") else "Python",
+                                        functools.partial(measure, case))]) for case in CASES]
+    title = (f"Hostile inputs: each in a fresh process limited to {LIMIT_BYTES >> 30} GiB of address space; "
+             "peak RSS growth over the state after imports (C++: the harness process's peak)")
+    lines = _table(title, inputs, 40, 8)
     lines.append("target: peak RSS <= 10x the input, time linear, a DecodeError/VersionError naming the problem")
     return [*lines, "", *run_shapes()]
 

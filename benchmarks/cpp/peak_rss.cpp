@@ -23,13 +23,7 @@ static void decode(const std::string& json) {
 using ExternKernelNodes = torch::_export::ExternKernelNodes;
 using Argument = torch::_export::Argument;
 #else
-#include <externspec/externspec.h>
-#if defined(DECODER_SIMDJSON)
-#include <externspec/backend_simdjson.h>
-using Backend = externspec::SimdjsonBackend;
-#else
-using Backend = externspec::NlohmannBackend;
-#endif
+#include "backend.h"
 template <class T>
 static void decode(const std::string& json) {
   T value = externspec::decode<T, Backend>(json);
