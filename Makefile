@@ -14,7 +14,7 @@ help: ## list the targets
 setup: $(STAMP) ## create .venv with the pinned tools and install externspec (editable)
 
 # Debian packages: the C++ JSON backends (header-only nlohmann = default, simdjson = fast), and
-# clang with its sanitizer/libFuzzer runtime for the decoder's fuzz test.
+# clang with its sanitizer/libFuzzer runtime for the decoder's and executor's fuzz tests.
 CPP_DEB_PACKAGES := nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev
 
 $(STAMP): requirements-dev.txt pyproject.toml
@@ -50,7 +50,7 @@ bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured 
 	$(PY) benchmarks/run.py
 
 FUZZ_SECONDS ?= 60
-fuzz: $(STAMP) ## libFuzzer on the C++ decoder, both backends, ASan+UBSan, FUZZ_SECONDS each (needs clang)
+fuzz: $(STAMP) ## libFuzzer on the C++ decoder (both backends) and the executor load path, ASan+UBSan, FUZZ_SECONDS each (needs clang)
 	$(PY) tests/fuzz/run_fuzz.py --seconds $(FUZZ_SECONDS)
 
 demo: $(STAMP) ## the main job: real torch artifacts through externspec

@@ -55,7 +55,7 @@ def run() -> list[str]:
     results = {}
     for name, flags in DECODERS.items():
         exe = build(SOURCE, CACHE, "bench_decode-" + flags[0][len("-DDECODER_"):].lower(), [*flags, "-O2"],
-                    extra_deps=[TORCH_HEADER])
+                    extra_deps=[TORCH_HEADER, SOURCE.with_name("backend.h")])
         results[name] = _measure(exe, doc)
     node_counts = {n for n, _, _ in results.values()}
     assert node_counts == {NUM_NODES} or len(node_counts) == 1, f"decoders disagree on the document: {results}"

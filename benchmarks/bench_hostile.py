@@ -5,6 +5,13 @@ shows as a MemoryError instead of taking the machine; peak RSS is the child's `r
 over its state after imports. The C++ cases run the conformance harness (tests/cpp) under the same
 limit. SECURITY.md quotes this table; the goal is peak RSS <= 10x the input and linear time.
 
+A second table takes ~25 MB documents of one repeated element each (`[0,0,...]` as `as_ints`,
+`[[],[],...]`, `[{},{},...]`, many short strings) through every decoder: `es.loads`, the C++
+decoder with each backend (benchmarks/cpp/peak_rss.cpp: the file read into a string of its size,
+then one decode; the growth over the state after the read) and torch's own loaders (Python:
+`json.loads` + `_dict_to_dataclass`; C++: generated_serialization_types.h), and prints peak RSS
+over the input size.
+
     python benchmarks/bench_hostile.py          (or: python benchmarks/run.py bench_hostile)
 
 `EXTERNSPEC_BENCH_PYTHONPATH` points the Python children at another checkout's python/, and
@@ -14,6 +21,7 @@ of a fix).
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import subprocess
@@ -89,11 +97,57 @@ CASES = (
     Case("20k benign map keys", lambda: node_with_metadata(benign_keys(20_000)), "cpp:Node"),
 )
 
+SHAPE_BYTES = 25_000_000
+
+
+def _repeated(prefix: bytes, item: bytes, suffix: bytes, size: int = SHAPE_BYTES) -> bytes:
+    """`prefix item,item,...,item suffix` of about `size` bytes."""
+    n = (size - len(prefix) - len(suffix) + 1) // (len(item) + 1)
+    return prefix + b",".join([item] * n) + suffix
+
+
+def _distinct_strings(prefix: bytes, suffix: bytes, size: int = SHAPE_BYTES) -> bytes:
+    """`prefix "0","1",...,"<hex>" suffix` of about `size` bytes: no two strings alike (no parser
+    can share them)."""
+    out = bytearray(prefix)
+    i = 0
+    while len(out) < size - len(suffix) - 12:
+        out += b'"%x",' % i
+        i += 1
+    return bytes(out[:-1]) + suffix
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    type_name: str  # ExternKernelNodes or Argument: a type every decoder (torch's too) has
+    build: Callable[[], bytes]
+
+
+SHAPES = (
+    Shape("[0,0,...] as as_ints", "Argument", lambda: _repeated(b'{"as_ints": [', b"0", b"]}")),
+    Shape("[[],[],...] as as_int_lists", "Argument", lambda: _repeated(b'{"as_int_lists": [', b"[]", b"]}")),
+    Shape("[{},{},...] as nodes", "ExternKernelNodes", lambda: _repeated(b'{"nodes": [', b"{}", b"]}")),
+    Shape('["a","a",...] as as_strings', "Argument", lambda: _repeated(b'{"as_strings": [', b'"a"', b"]}")),
+    Shape('["0","1",...] distinct strings', "Argument", lambda: _distinct_strings(b'{"as_strings": [', b"]}")),
+)
+# decoder -> the Python setup and call over `data` and `T` (the type's name), or "cpp:<variant>".
+SHAPE_DECODERS = {
+    "es.loads": ("", "es.loads(data, getattr(es, T))"),
+    "C++ nlohmann": ("cpp:nlohmann", ""),
+    "C++ simdjson": ("cpp:simdjson", ""),
+    "torch Python": ("import json; from torch._export.serde import schema, serialize",
+                     "serialize._dict_to_dataclass(getattr(schema, T), json.loads(data))"),
+    "torch C++": ("cpp:torch", ""),
+}
+
 _CHILD = """
 import resource, sys, time
 data = open(sys.argv[1], 'rb').read()
+T = sys.argv[2] if len(sys.argv) > 2 else None
 import externspec as es
 from externspec import thrift_codec
+{setup}
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
 try:
@@ -144,11 +198,40 @@ def measure(case: Case, path: Path) -> tuple[float, int, str]:
         request = f"{case.call[4:]}\t0\t{path}\n"
         child = [sys.executable, "-c", _CPP_CHILD, str(_harness("nlohmann")), request]
     else:
-        child = [sys.executable, "-c", _CHILD.format(call=case.call), str(path)]
+        child = [sys.executable, "-c", _CHILD.format(setup="", call=case.call), str(path)]
+    return _run_child(child, _child_env())
+
+
+def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     pythonpath = os.environ.get("EXTERNSPEC_BENCH_PYTHONPATH")
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
+    return env
+
+
+def _peak_rss_program(variant: str) -> Path:
+    from externspec._cache import cache_dir
+    from externspec._cppbuild import build
+    from externspec.cpp_include import compile_flags, link_flags
+
+    source = ROOT / "benchmarks" / "cpp" / "peak_rss.cpp"
+    if variant == "torch":
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        assert spec is not None and spec.origin is not None
+        include = Path(spec.origin).parent / "include"
+        flags = ["-DDECODER_TORCH", "-std=c++17", f"-I{include}"]
+        deps = [include / "torch" / "csrc" / "utils" / "generated_serialization_types.h"]
+    else:
+        flags = [f"-DDECODER_{variant.upper()}", *compile_flags(variant), *link_flags(variant)]
+        deps = []
+    return build(source, cache_dir() / "bench", f"peak_rss-{variant}", [*flags, "-O2"],
+                 extra_deps=[*deps, source.with_name("backend.h")])
+
+
+def _run_child(child: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
     try:
         proc = subprocess.run(child, capture_output=True, text=True, timeout=TIMEOUT, env=env,
                               preexec_fn=_limit_memory)
@@ -157,25 +240,56 @@ def measure(case: Case, path: Path) -> tuple[float, int, str]:
     if proc.returncode != 0:
         return 0.0, 0, f"exit {proc.returncode}: {proc.stderr.strip()[-90:]}"
     seconds, rss, outcome = proc.stdout.strip().split("\t", 2)
-    return float(seconds), int(rss), outcome[:100]
+    return float(seconds), int(rss), " ".join(outcome.split())[:100]
 
 
-def run() -> list[str]:
-    lines = [f"Hostile inputs: each in a fresh process limited to {LIMIT_BYTES >> 30} GiB of address space; "
-             "peak RSS growth over the state after imports (C++: the harness process's peak)",
-             f"{'input':40} {'bytes':>9} {'decoder':>8} | {'s':>7} {'peak RSS MB':>11} {'x input':>8} | outcome"]
+def measure_shape(shape: Shape, decoder: str, path: Path) -> tuple[float, int, str]:
+    """(seconds, peak RSS growth in bytes, outcome) of one decoder on one shape, in a fresh child."""
+    setup, call = SHAPE_DECODERS[decoder]
+    if setup.startswith("cpp:"):
+        return _run_child([str(_peak_rss_program(setup[4:])), shape.type_name, str(path)])
+    code = _CHILD.format(setup=setup, call=call)
+    return _run_child([sys.executable, "-c", code, str(path), shape.type_name], _child_env())
+
+
+Measure = Callable[[Path], tuple[float, int, str]]
+
+
+def _table(title: str, inputs: list[tuple[str, Callable[[], bytes], list[tuple[str, Measure]]]],
+           name_width: int, decoder_width: int) -> list[str]:
+    """One row per (input, decoder): each input is built and written once, each decoder measured
+    on it in a fresh child."""
+    lines = [title, f"{'input':{name_width}} {'bytes':>9} {'decoder':>{decoder_width}} | {'s':>7} "
+                    f"{'peak RSS MB':>11} {'x input':>8} | outcome"]
     with tempfile.TemporaryDirectory() as tmp:
-        for case in CASES:
-            data = case.build()
+        for name, build, decoders in inputs:
+            data = build()
             path = Path(tmp) / "input"
             path.write_bytes(data)
-            seconds, rss, outcome = measure(case, path)
-            decoder = "C++" if case.call.startswith("cpp:") else "Python"
-            lines.append(f"{case.name:40} {len(data):>9} {decoder:>8} | {seconds:>7.2f} {rss / 1e6:>11.1f} "
-                         f"{rss / len(data):>8.1f} | {outcome}")
-    lines.append("target: peak RSS <= 10x the input, time linear, a DecodeError/VersionError naming the problem")
+            for decoder, measure_one in decoders:
+                seconds, rss, outcome = measure_one(path)
+                lines.append(f"{name:{name_width}} {len(data):>9} {decoder:>{decoder_width}} | {seconds:>7.2f} "
+                             f"{rss / 1e6:>11.1f} {rss / len(data):>8.1f} | {outcome[:90]}")
     return lines
 
 
+def run_shapes() -> list[str]:
+    inputs = [(shape.name, shape.build, [(d, functools.partial(measure_shape, shape, d)) for d in SHAPE_DECODERS])
+              for shape in SHAPES]
+    title = (f"Peak RSS per input shape (~{SHAPE_BYTES / 1e6:.0f} MB each; fresh process, {LIMIT_BYTES >> 30} GiB "
+             "address space; growth over the state after reading the input)")
+    return [*_table(title, inputs, 30, 13), "target: peak RSS <= 10x the input"]
+
+
+def run() -> list[str]:
+    inputs = [(case.name, case.build, [("C++" if case.call.startswith("cpp:") else "Python",
+                                        functools.partial(measure, case))]) for case in CASES]
+    title = (f"Hostile inputs: each in a fresh process limited to {LIMIT_BYTES >> 30} GiB of address space; "
+             "peak RSS growth over the state after imports (C++: the harness process's peak)")
+    lines = _table(title, inputs, 40, 8)
+    lines.append("target: peak RSS <= 10x the input, time linear, a DecodeError/VersionError naming the problem")
+    return [*lines, "", *run_shapes()]
+
+
 if __name__ == "__main__":
-    print("\n".join(run()))
+    print("\n".join(run_shapes() if sys.argv[1:] == ["--shapes"] else run()))

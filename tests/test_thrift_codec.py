@@ -10,6 +10,7 @@ import contextlib
 import json
 import re
 import struct
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,72 @@ def test_corrupted_bytes_raise_only_externspec_errors(position, byte, protocol):
     # Anything else (IndexError, struct.error, RecursionError, ...) fails the test.
     with contextlib.suppress(es.DecodeError, es.VersionError):
         tc.loads(bytes(data), es.ExternKernelNodes, protocol)
+
+
+# Headers that announce far more than any input holds: binary i32 counts/lengths, compact varints.
+_HUGE_HEADERS = [(2**31 - 1).to_bytes(4, "big"), (2**32 - 1).to_bytes(4, "big"), b"\x0c\x7f\xff\xff\xff",
+                 b"\x0b\x7f\xff\xff\xff", b"\xff\xff\xff\xff\x0f", b"\xfc\xff\xff\xff\xff\x0f",
+                 b"\x80" * 9 + b"\x01", b"\xff" * 10]
+
+
+@st.composite
+def _damaged(draw: st.DrawFn, data: bytes) -> bytes:
+    """One to three of: a byte flipped, bytes inserted, a huge list/string header written over or
+    into the encoding, truncation."""
+    out = bytearray(data)
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(out)))
+        kind = draw(st.sampled_from(["flip", "insert", "header", "header_over", "truncate"]))
+        if kind == "flip" and out:
+            out[min(at, len(out) - 1)] ^= 1 << draw(st.integers(0, 7))
+        elif kind == "insert":
+            out[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif kind == "header":
+            out[at:at] = draw(st.sampled_from(_HUGE_HEADERS))
+        elif kind == "header_over":
+            header = draw(st.sampled_from(_HUGE_HEADERS))
+            out[at:at + len(header)] = header
+        else:
+            del out[at:]
+    return bytes(out)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+@pytest.mark.parametrize("protocol", tc.PROTOCOLS)
+def test_damaged_encodings_fail_only_with_decode_errors_in_bounded_memory(protocol, data):
+    """Valid encodings of generated documents, damaged: decoded, or refused with a DecodeError /
+    VersionError that names a path, never another exception; and what decoding allocates is bounded
+    by the input, not by the counts and lengths its headers announce."""
+    doc_type = data.draw(st.sampled_from(DOC_TYPES))
+    wire = tc.dumps(data.draw(model_strategy(doc_type, depth=2)), protocol)
+    damaged = data.draw(_damaged(wire))
+    tracemalloc.start()
+    try:
+        try:
+            tc.loads(damaged, doc_type, protocol)
+        except es.DecodeError as exc:
+            assert exc.errors() and all(e["path"].startswith("$") for e in exc.errors()), exc.errors()
+        except es.VersionError as exc:
+            assert str(exc)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # The models of a small document plus the parser's frames: well under 1 MB for inputs of a few KB.
+    assert peak <= 1_000_000 + 200 * len(damaged), (peak, len(damaged))
+
+
+@pytest.mark.parametrize("protocol", tc.PROTOCOLS)
+@pytest.mark.parametrize("key", ["\x01", 'a"b', "\\", "\u00e9", "(x)"])
+def test_a_map_key_in_an_error_path_is_written_as_json_writes_it(protocol, key):
+    """A map key in the path of a problem is a JSON string, as the JSON decoder writes it: a
+    control character in a metadata key once escaped as a JSONDecodeError (the path could not be
+    read back), and a quote or backslash gave a path that named the map, not the key."""
+    data = tc.dumps(es.Node(target="t", inputs=[], outputs=[], metadata={key: "value"}), protocol)
+    with pytest.raises(es.DecodeError) as info:
+        tc.loads(data[: data.index(b"value") + 2], es.Node, protocol)
+    assert info.value.errors()[0]["path"] == f"$.metadata[{json.dumps(key)}]"
+    assert info.value.errors()[0]["loc"] == ("metadata", key)
 
 
 @pytest.mark.parametrize("protocol", tc.PROTOCOLS)

@@ -19,13 +19,7 @@ static std::size_t decode_nodes(const std::string& json) {
   return program.get_graph_module().get_graph().get_nodes().size();
 }
 #else
-#include <externspec/externspec.h>
-#if defined(DECODER_SIMDJSON)
-#include <externspec/backend_simdjson.h>
-using Backend = externspec::SimdjsonBackend;
-#else
-using Backend = externspec::NlohmannBackend;
-#endif
+#include "backend.h"
 static std::size_t decode_nodes(const std::string& json) {
   auto program = externspec::decode<externspec::ExportedProgram, Backend>(json);
   return program.graph_module.graph.nodes.size();

@@ -4,6 +4,7 @@ reader/writer framework (`_Codec`), and decode errors with paths. See `externspe
 from __future__ import annotations
 
 import enum
+import json
 import struct
 import sys
 from abc import ABC, abstractmethod
@@ -283,4 +284,6 @@ def _field_loop_errors(e: BaseException, name_part: str, start: int, size: int) 
 
 
 def _quote(k: Any) -> str:
-    return f'"{k}"' if isinstance(k, str) and k != "(key)" else str(k)
+    """A map key as a path part, written as the JSON decoder writes it (a JSON string: quotes,
+    backslashes and control characters escaped, so `errors()` can read the path back)."""
+    return json.dumps(k) if isinstance(k, str) and k != "(key)" else str(k)

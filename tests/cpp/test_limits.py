@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,43 @@ def test_chosen_map_keys_cannot_flood_the_duplicate_key_check(harness: Harness, 
         assert got.kind == "OK", f"{harness.backend} {path.name}: {got.message}"
         assert got.encoded == es.dumps(es.loads(path.read_bytes(), es.Node)), f"{harness.backend} {path.name}"
     assert set(json.loads(docs["repeated"])["metadata"].values()) == {"v"}
+
+
+SATURATED = 0xFFFFFF  # simdjson's dom::object::size() and dom::array::size() stop counting here
+SATURATION_TIMEOUT = 240  # s; the hang guard (with a saturated count, a large map once looped forever)
+
+
+def _node_with_map(n: int) -> bytes:
+    """A Node whose metadata holds `n` distinct keys (hex counters: 12 bytes a member, under the
+    default size limit for 2^24+2 keys), written exactly as the encoder writes it."""
+    members = b",".join(b'"%x":""' % i for i in range(n))
+    return b'{"target":"t","inputs":[],"outputs":[],"metadata":{' + members + \
+        b'},"is_hop_single_tensor_return":null,"name":null}'
+
+
+def _argument_with_list(n: int) -> bytes:
+    return b'{"as_ints":[' + b",".join([b"0"] * n) + b"]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("type_name", "make"), [("Node", _node_with_map), ("Argument", _argument_with_list)],
+                         ids=["map", "list"])
+def test_simdjson_counts_containers_past_its_saturated_size(type_name: str, make, tmp_path: Path) -> None:
+    """A map with 2^24+2 keys (and a list with 2^24+2 elements) through the simdjson backend decodes
+    with every member, in order: re-encoded it is the input byte for byte. simdjson's size() reports
+    0xFFFFFF for any larger container; the backend counts those by iteration."""
+    n = SATURATED + 3
+    data = make(n)
+    assert len(data) <= wire.MAX_JSON_BYTES, len(data)
+    path = tmp_path / "big.json"
+    path.write_bytes(data)
+    exe = build(HARNESS_SOURCE, CACHE, "conformance_harness-simdjson", harness_flags("simdjson"))
+    try:
+        proc = subprocess.run([str(exe)], input=f"{type_name}\t0\t{path}\n".encode(), capture_output=True,
+                              timeout=SATURATION_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the simdjson backend did not finish a {type_name} of {n} members in {SATURATION_TIMEOUT} s")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    kind, _, encoded = proc.stdout.rstrip(b"\n").partition(b"\t")
+    assert kind == b"OK", proc.stdout[:2000]
+    assert len(encoded) == len(data) and encoded == data

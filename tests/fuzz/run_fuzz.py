@@ -1,21 +1,30 @@
-"""Build and run the libFuzzer target tests/fuzz/fuzz_decode.cpp for each C++ JSON backend.
+"""Build and run the libFuzzer targets: the C++ decoder per JSON backend (tests/fuzz/fuzz_decode.cpp)
+and the C++ executor's load path against libtorch (tests/fuzz/fuzz_executor_load.cpp).
 
-    python tests/fuzz/run_fuzz.py --seconds 60 [--backend nlohmann|simdjson]   (or: make fuzz FUZZ_SECONDS=60)
+    python tests/fuzz/run_fuzz.py --seconds 60 [--target nlohmann|simdjson|executor]   (or: make fuzz FUZZ_SECONDS=60)
 
 * Built with Debian's clang (`-fsanitize=fuzzer,address,undefined`, UB is fatal), cached in
-  .cache/fuzz/ by a hash of the source, the shipped headers, the flags and the compiler.
-* Seeded from the conformance corpus (tests/conformance/valid|invalid, one type byte prepended as
-  the target expects) plus the reproducers of past crashes (tests/fuzz/regressions/); the corpus
-  libFuzzer grows is kept in .cache/fuzz/corpus-<backend>/ so that later runs start where earlier
-  ones stopped. A dictionary of the schema's keys and wire literals is generated from the models.
-* A crash leaves its input in .cache/fuzz/artifacts-<backend>/; copy it to tests/fuzz/regressions/
-  once fixed, so every later run and the test replay it.
+  <cache>/fuzz/ (`$EXTERNSPEC_CACHE_DIR`, else .cache/) by a hash of the sources, the shipped
+  headers, the flags and the compiler (the executor target: also the executor's sources and the
+  torch version it links against, from the installed wheel's torch/include and torch/lib).
+* Decoder seeds: the conformance corpus (tests/conformance/valid|invalid, one type byte prepended as
+  the target expects). Executor seeds: the corpus's ExternKernelNodes documents, the released
+  ExternKernelNodes payloads (tests/compat/payloads) and specs `es.SpecBuilder` writes for aten
+  calls. Both also replay the reproducers of past crashes (tests/fuzz/regressions/ for the decoder,
+  tests/fuzz/regressions-executor/ for the executor). The corpus libFuzzer grows is kept in
+  <cache>/fuzz/corpus-<target>/ so that later runs start where earlier ones stopped. A dictionary
+  of the schema's keys and wire literals is generated from the models (plus op names and metadata
+  keys for the executor).
+* A crash leaves its input in <cache>/fuzz/artifacts-<target>/; copy it to the target's regressions
+  directory once fixed, so every later run and the test replay it.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -24,15 +33,22 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "fuzz_decode.cpp"
-REGRESSIONS = HERE / "regressions"
+SOURCES = {"decode": HERE / "fuzz_decode.cpp", "executor": HERE / "fuzz_executor_load.cpp",
+           "thrift": HERE / "fuzz_thrift.py"}
+REGRESSIONS = {"decode": HERE / "regressions", "executor": HERE / "regressions-executor",
+               "thrift": HERE / "regressions-thrift"}
 CONFORMANCE = ROOT / "tests" / "conformance"
-CACHE = ROOT / ".cache" / "fuzz"
+PAYLOADS = ROOT / "tests" / "compat" / "payloads"
+CSRC = ROOT / "python" / "externspec" / "csrc"
 BACKENDS = ("nlohmann", "simdjson")
-# Index = the type byte of an input; keep in step with kTypes in fuzz_decode.cpp.
+TARGETS = (*BACKENDS, "executor", "thrift")
+# The executor's runtime sources the load path needs (module.cpp is the Python binding, the rest the runner).
+EXECUTOR_SOURCES = ("executor.cpp", "abi.cpp", "enums.cpp")
+# Index = the type byte of an input; keep in step with kTypes in fuzz_decode.cpp and TYPES in fuzz_thrift.py.
 TYPES = ("ExternKernelNodes", "ExportedProgram", "Node", "Argument", "Graph", "TensorMeta", "Device",
          "ExternKernelNode")
 COMPILER = os.environ.get("FUZZ_CXX", "clang++")
@@ -50,51 +66,98 @@ class FuzzResult:
     log: str = ""
 
 
+def cache() -> Path:
+    from externspec._cache import cache_dir
+
+    return cache_dir() / "fuzz"
+
+
 def include_dir() -> Path:
     from externspec.cpp_include import get_include
 
     return Path(get_include())
 
 
-def flags(backend: str) -> list[str]:
-    out = ["-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=fuzzer,address,undefined",
-           "-fno-sanitize-recover=undefined", f"-I{include_dir()}"]
-    if backend == "simdjson":
-        out.append("-DFUZZ_SIMDJSON")
-    return out
+def _kind(target: str) -> str:
+    if target not in TARGETS:
+        raise ValueError(f"unknown fuzz target {target!r}: expected one of {', '.join(TARGETS)}")
+    return target if target in ("executor", "thrift") else "decode"
 
 
-def build(backend: str) -> Path:
-    """Compile the target for `backend` unless an identical build is cached."""
+def torch_dir() -> Path:
+    """The installed torch package (its include/ and lib/), found without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the executor fuzz target links against libtorch: install torch (make setup)")
+    return Path(spec.origin).parent
+
+
+def flags(target: str) -> list[str]:
+    common = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=fuzzer,address,undefined",
+              "-fno-sanitize-recover=undefined", f"-I{include_dir()}"]
+    if target == "executor":
+        torch = torch_dir()
+        # torch's headers are C++20 and its wheel uses the new libstdc++ ABI; -isystem keeps their warnings out.
+        return ["-std=c++20", *common, "-D_GLIBCXX_USE_CXX11_ABI=1", f"-I{CSRC}", f"-isystem{torch / 'include'}",
+                f"-isystem{torch / 'include' / 'torch' / 'csrc' / 'api' / 'include'}"]
+    return ["-std=c++17", *common, *(["-DFUZZ_SIMDJSON"] if target == "simdjson" else [])]
+
+
+def _sources(target: str) -> list[Path]:
+    extra = [CSRC / name for name in EXECUTOR_SOURCES] if target == "executor" else []
+    return [SOURCES[_kind(target)], *extra]
+
+
+def _libs(target: str) -> list[str]:
+    if target == "executor":
+        lib = torch_dir() / "lib"
+        return [f"-L{lib}", f"-Wl,-rpath,{lib}", "-ltorch_cpu", "-lc10"]
+    return ["-lsimdjson"] if target == "simdjson" else []
+
+
+def build(target: str) -> Path:
+    """Compile the fuzz target (`nlohmann`, `simdjson`: the decoder; `executor`: the executor's load
+    path) unless an identical build is cached. `thrift` is a Python script (atheris): nothing to build."""
+    if _kind(target) == "thrift":
+        return SOURCES["thrift"]
     if shutil.which(COMPILER) is None:
         raise RuntimeError(f"{COMPILER} not found: install Debian's clang and libclang-rt-14-dev (see `make fuzz`)")
-    cmd_flags = flags(backend)
+    cmd_flags = flags(target)
+    sources = _sources(target)
     h = hashlib.sha256()
     h.update(subprocess.run([COMPILER, "--version"], capture_output=True, text=True, check=True).stdout.encode())
-    h.update("\0".join(cmd_flags).encode())
-    for dep in [SOURCE, *sorted(include_dir().rglob("*.h"))]:
+    h.update("\0".join(cmd_flags + _libs(target)).encode())
+    deps = [*sources, *sorted(include_dir().rglob("*.h")), *sorted(include_dir().rglob("*.def"))]
+    if target == "executor":
+        deps += sorted(CSRC.glob("*.h"))
+        h.update(importlib.metadata.version("torch").encode())
+    for dep in deps:
         h.update(dep.name.encode() + dep.read_bytes())
-    exe = CACHE / f"fuzz_decode-{backend}-{h.hexdigest()[:16]}"
+    exe = cache() / f"fuzz_{_kind(target)}-{target}-{h.hexdigest()[:16]}"
     if exe.exists():
         return exe
-    CACHE.mkdir(parents=True, exist_ok=True)
+    exe.parent.mkdir(parents=True, exist_ok=True)
     tmp = exe.with_name(f"{exe.name}.tmp{os.getpid()}")
-    libs = ["-lsimdjson"] if backend == "simdjson" else []
-    proc = subprocess.run([COMPILER, *cmd_flags, str(SOURCE), "-o", str(tmp), *libs], capture_output=True, text=True)
+    proc = subprocess.run([COMPILER, *cmd_flags, *map(str, sources), "-o", str(tmp), *_libs(target)],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"building the fuzz target ({backend}) failed:\n{proc.stderr[-8000:]}")
+        tmp.unlink(missing_ok=True)
+        raise RuntimeError(f"building the fuzz target ({target}) failed:\n{proc.stderr[-8000:]}")
     os.replace(tmp, exe)
     return exe
 
 
-def write_seeds(directory: Path) -> int:
-    """The conformance corpus as fuzz inputs: a type byte (strict bit clear) + the document."""
+def write_seeds(directory: Path, target: str = "nlohmann") -> int:
+    """The seed inputs of `target`: for the decoder the conformance corpus, a type byte (strict bit
+    clear or set) + the document; for the executor whole ExternKernelNodes documents."""
+    if _kind(target) == "executor":
+        return write_executor_seeds(directory)
+    if _kind(target) == "thrift":
+        return write_thrift_seeds(directory)
     manifest = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"))
     directory.mkdir(parents=True, exist_ok=True)
     count = 0
-    entries = [("valid", n, t) for n, t in manifest["valid"].items()]
-    entries += [("invalid", n, e["type"]) for n, e in manifest["invalid"].items()]
-    for kind, name, type_name in entries:
+    for kind, name, type_name in _corpus_entries(manifest):
         if type_name not in TYPES:
             continue
         data = (CONFORMANCE / kind / name).read_bytes()
@@ -104,8 +167,88 @@ def write_seeds(directory: Path) -> int:
     return count
 
 
-def write_dictionary(path: Path) -> None:
-    """libFuzzer dictionary: every key of the schema and the wire's special literals."""
+def _corpus_entries(manifest: dict[str, Any]) -> list[tuple[str, str, str]]:
+    entries = [("valid", n, t) for n, t in manifest["valid"].items()]
+    return entries + [("invalid", n, e["type"]) for n, e in manifest["invalid"].items()]
+
+
+def exporter_specs() -> dict[str, str]:
+    """Specs `es.SpecBuilder` writes for a spread of aten calls: every argument member the ABI has
+    (tensors, tensor lists, optional tensors, ints, int lists, floats, bools, strings, scalar types,
+    layouts, memory formats, devices, None), list and int returns, and the op-schema metadata."""
+    import torch
+
+    import externspec as es
+
+    aten = torch.ops.aten
+    x, y = torch.ones(2, 3), torch.ones(3, 2)
+    calls: dict[str, list[tuple[Any, tuple[Any, ...], dict[str, Any]]]] = {
+        "arith": [(aten.add.Tensor, (x, x), {"alpha": 2}), (aten.mul.Scalar, (x, 1.5), {}),
+                  (aten.mm.default, (x, y), {}), (aten.addmm.default, (torch.ones(2), x, y), {"beta": 0.5})],
+        "lists": [(aten.cat.default, ([x, x], 1), {}), (aten.split.Tensor, (torch.ones(6), 2), {}),
+                  (aten.index.Tensor, (x, [torch.tensor([0, 1]), None]), {}),
+                  (aten.sym_size.int, (x, 1), {})],
+        "factories": [(aten.empty.memory_format, ([2, 3],), {"dtype": torch.float16, "layout": torch.strided,
+                                                             "device": torch.device("cpu"),
+                                                             "memory_format": torch.contiguous_format}),
+                      (aten.full.default, ([2], 3.0), {"dtype": torch.int64}),
+                      (aten.arange.start_step, (0, 10, 2), {})],
+        "misc": [(aten.convolution.default, (torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2), None, [1, 1],
+                                             [0, 0], [1, 1], False, [0, 0], 1), {}),
+                 (aten.div.Tensor_mode, (x, x), {"rounding_mode": "floor"}),
+                 (aten.native_layer_norm.default, (x, [3], None, None, 1e-5), {}),
+                 (aten.topk.default, (x, 2), {"largest": False, "sorted": True})],
+    }
+    out = {}
+    for name, group in calls.items():
+        for omit in (False, True):
+            builder = es.SpecBuilder(omit_defaults=omit)
+            for op, args, kwargs in group:
+                builder.add(op, args, kwargs)
+            out[f"exporter-{name}-{'omit' if omit else 'full'}"] = es.dumps(builder.build())
+    return out
+
+
+def write_thrift_seeds(directory: Path) -> int:
+    """Every valid conformance document of a type fuzz_thrift.py knows, in both Thrift protocols,
+    behind its type/protocol byte (strict bit clear and set)."""
+    import externspec as es
+    from externspec import thrift_codec
+
+    manifest = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"))
+    directory.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for name, type_name in manifest["valid"].items():
+        if type_name not in TYPES:
+            continue
+        doc = es.loads((CONFORMANCE / "valid" / name).read_bytes(), getattr(es, type_name))
+        for p, protocol in enumerate(thrift_codec.PROTOCOLS):
+            data = thrift_codec.dumps(doc, protocol)
+            for strict in (0, 0x80):
+                (directory / f"{name}-{protocol}-{strict:x}").write_bytes(
+                    bytes([TYPES.index(type_name) | p << 4 | strict]) + data)
+                count += 1
+    return count
+
+
+def write_executor_seeds(directory: Path) -> int:
+    manifest = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"))
+    directory.mkdir(parents=True, exist_ok=True)
+    seeds = {f"{kind}-{name}": (CONFORMANCE / kind / name).read_bytes()
+             for kind, name, type_name in _corpus_entries(manifest) if type_name == "ExternKernelNodes"}
+    for index in sorted(PAYLOADS.glob("*/index.json")):
+        for entry in json.loads(index.read_text(encoding="utf-8")):
+            if entry["type"] == "ExternKernelNodes":
+                seeds[f"payload-{index.parent.name}-{entry['path']}"] = (index.parent / entry["path"]).read_bytes()
+    seeds.update({name: text.encode() for name, text in exporter_specs().items()})
+    for name, data in seeds.items():
+        (directory / name).write_bytes(data)
+    return len(seeds)
+
+
+def write_dictionary(path: Path, target: str = "nlohmann") -> None:
+    """libFuzzer dictionary: every key of the schema and the wire's special literals; for the
+    executor also op names and the node-metadata keys it reads."""
     from pydantic import BaseModel
 
     import externspec as es
@@ -117,26 +260,43 @@ def write_dictionary(path: Path) -> None:
             keys.update(obj.model_fields)
     literals = ['"Infinity"', '"-Infinity"', '"NaN"', "null", "true", "false", "9223372036854775808",
                 "-9223372036854775809", "1e400", '"\\ud800"', "{}", "[]"]
+    if _kind(target) == "thrift":
+        # Binary and compact headers announcing huge lists and strings, and stop bytes.
+        headers = [b"\x0f\x00\x0a\x0c\x7f\xff\xff\xff", b"\x0b\x00\x01\x7f\xff\xff\xff", b"\xff\xff\xff\xff\x0f",
+                   b"\xfc\xff\xff\xff\xff\x0f", b"\x19\xfc", b"\x18\xff\xff\xff\xff\x0f", b"\x00\x00",
+                   b"\x80" * 9 + b"\x01", b"\x00\x00\x00\x00"]
+        escaped = ("".join(f"\\x{b:02x}" for b in v) for v in headers)
+        path.write_text("".join(f'h_{i}="{v}"\n' for i, v in enumerate(escaped)), encoding="ascii")
+        return
+    if _kind(target) == "executor":
+        keys.update({"externspec.op_schema", "externspec.wrapped_numbers", "torch_library_custom_op",
+                     "aten::add.Tensor", "aten::empty.memory_format", "aten::from_file", "aten::native_batch_norm",
+                     "call_torchbind", "prim::Constant", "aten::_foreach_add.List", "aten::index_put_"})
+        literals += ['"Tensor(a!) self"', '"Tensor?[]"', '"SymInt[]"', '"-> Tensor"', '"int[2]"', '"Scalar"']
     lines = [f"k_{i}={json.dumps(json.dumps(k))}" for i, k in enumerate(sorted(keys))]
     lines += [f"l_{i}={json.dumps(v)}" for i, v in enumerate(literals)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def run(backend: str, seconds: int, *, jobs_dir: Path | None = None) -> FuzzResult:
-    """Fuzz `backend` for `seconds` seconds; returns executions and any crash inputs."""
-    exe = build(backend)
-    work = jobs_dir or CACHE
-    seeds = work / "seeds"
-    write_seeds(seeds)
-    corpus = work / f"corpus-{backend}"
+def run(target: str, seconds: int, *, jobs_dir: Path | None = None) -> FuzzResult:
+    """Fuzz `target` (a decoder backend or `executor`) for `seconds` seconds; returns executions and
+    any crash inputs."""
+    exe = build(target)
+    # atheris targets run under this Python (where externspec and atheris are installed).
+    command = [sys.executable, str(exe)] if exe.suffix == ".py" else [str(exe)]
+    work = jobs_dir or cache()
+    seeds = work / f"seeds-{_kind(target)}"
+    write_seeds(seeds, target)
+    corpus = work / f"corpus-{target}"
     corpus.mkdir(parents=True, exist_ok=True)
-    artifacts = work / f"artifacts-{backend}"
+    artifacts = work / f"artifacts-{target}"
     artifacts.mkdir(parents=True, exist_ok=True)
     before = set(artifacts.iterdir())
-    dictionary = work / "schema.dict"
-    write_dictionary(dictionary)
-    dirs = [corpus, seeds] + ([REGRESSIONS] if REGRESSIONS.is_dir() else [])
-    cmd = [str(exe), f"-max_total_time={seconds}", f"-max_len={MAX_LEN}", "-timeout=10", "-rss_limit_mb=2048",
+    dictionary = work / f"{_kind(target)}.dict"
+    write_dictionary(dictionary, target)
+    regressions = REGRESSIONS[_kind(target)]
+    dirs = [corpus, seeds] + ([regressions] if regressions.is_dir() else [])
+    cmd = [*command, f"-max_total_time={seconds}", f"-max_len={MAX_LEN}", "-timeout=10", "-rss_limit_mb=2048",
            "-print_final_stats=1", f"-dict={dictionary}", f"-artifact_prefix={artifacts}/", *map(str, dirs)]
     env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
@@ -147,25 +307,27 @@ def run(backend: str, seconds: int, *, jobs_dir: Path | None = None) -> FuzzResu
     crashes = sorted(set(artifacts.iterdir()) - before)
     if proc.returncode != 0 and not crashes:
         crashes = [Path(f"(exit {proc.returncode}, no artifact)")]
-    return FuzzResult(backend, executions, seconds, crashes, log)
+    return FuzzResult(target, executions, seconds, crashes, log)
 
 
-def replay(backend: str, inputs: list[Path]) -> subprocess.CompletedProcess[str]:
+def replay(target: str, inputs: list[Path]) -> subprocess.CompletedProcess[str]:
     """Run the target once over each file (no fuzzing): regression inputs must not crash."""
-    exe = build(backend)
-    return subprocess.run([str(exe), *map(str, inputs)], capture_output=True, text=True, timeout=600)
+    exe = build(target)
+    command = [sys.executable, str(exe)] if exe.suffix == ".py" else [str(exe)]
+    return subprocess.run([*command, *map(str, inputs)], capture_output=True, text=True, timeout=600)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=int(os.environ.get("FUZZ_SECONDS", "60")),
-                        help="time budget per backend (default: $FUZZ_SECONDS or 60)")
-    parser.add_argument("--backend", choices=BACKENDS, action="append", help="default: both")
+                        help="time budget per target (default: $FUZZ_SECONDS or 60)")
+    parser.add_argument("--target", "--backend", dest="targets", choices=TARGETS, action="append",
+                        help="default: all (both decoder backends, the executor, the Thrift decoder)")
     args = parser.parse_args(argv)
     failed = False
-    for backend in args.backend or BACKENDS:
-        result = run(backend, args.seconds)
-        print(f"{backend:9} {result.executions:>10} executions in {result.seconds} s, "
+    for target in args.targets or TARGETS:
+        result = run(target, args.seconds)
+        print(f"{target:9} {result.executions:>10} executions in {result.seconds} s, "
               f"{len(result.crashes)} crash(es)")
         for crash in result.crashes:
             failed = True
