@@ -33,8 +33,10 @@ def _annotation(t: ir.TypeRef) -> str:
     return f"MapOf[{_annotation(t.args[0])}, {_annotation(t.args[1])}]"
 
 
-def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
-    """A Python expression for a constant of type `t`."""
+def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue, construct: bool = False) -> str:
+    """A Python expression for a constant of type `t`. With `construct`, struct literals are built
+    with `model_construct` (no validator is built at import: the IDL's const was type-checked by
+    the parser), which is how module-level constants are written."""
     if t.kind == "named":
         target = schema.type(t.name)
         if isinstance(target, ir.Enum):
@@ -42,17 +44,17 @@ def _literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
             return f"{t.name}.{member}"
         assert isinstance(value, ir.ConstMap)
         args = ", ".join(
-            f"{k}={_literal(schema, target.field(str(k)).type, v)}"  # type: ignore[union-attr]
+            f"{k}={_literal(schema, target.field(str(k)).type, v, construct)}"  # type: ignore[union-attr]
             for k, v in value.items
         )
-        return f"{t.name}({args})"
+        return f"{t.name}.model_construct({args})" if construct else f"{t.name}({args})"
     if t.kind in ("list", "set"):
         assert isinstance(value, tuple)
-        return "[" + ", ".join(_literal(schema, t.args[0], v) for v in value) + "]"
+        return "[" + ", ".join(_literal(schema, t.args[0], v, construct) for v in value) + "]"
     if t.kind == "map":
         assert isinstance(value, ir.ConstMap)
         return "{" + ", ".join(
-            f"{_literal(schema, t.args[0], k)}: {_literal(schema, t.args[1], v)}" for k, v in value.items
+            f"{_literal(schema, t.args[0], k)}: {_literal(schema, t.args[1], v, construct)}" for k, v in value.items
         ) + "}"
     if t.name == "double":
         return repr(float(value))  # type: ignore[arg-type]
@@ -189,7 +191,7 @@ def emit_models(schema: ir.Schema) -> str:
     body.append("")
     for c in schema.consts:
         body += ["", *_comment_lines(c.doc, "")]
-        body.append(f"{c.name}: Final = {_literal(schema, c.type, c.value)}")
+        body.append(f"{c.name}: Final = {_literal(schema, c.type, c.value, construct=True)}")
     names = [t.name for t in order] + [c.name for c in schema.consts] + ["IDL_CHECKSUM"]
     body += ["", "__all__ = ["] + [f'    "{n}",' for n in sorted(names)] + ["]", ""]
     doc = (schema.doc or "Generated models.").splitlines()

@@ -28,7 +28,7 @@ from ._generated import models
 from .errors import VersionError
 
 SCHEMA_VERSION = models.SCHEMA_VERSION
-BASELINE = models.SchemaVersion(major=1, minor=0)
+BASELINE = models.SchemaVersion.model_construct(major=1, minor=0)  # no validator built at import
 BASELINE_VERSION = (1, 0)  # what a document without schema_version (torch-written) is read as
 
 # The command that upgrades a file of an older major (the C++ decoder names it when it refuses one).

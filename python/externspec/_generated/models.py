@@ -1287,7 +1287,7 @@ class ExternKernelNodes(Struct):
 
 # The version of externspec's own documents (ExternKernelNodes). Readers accept the same major
 # and any minor; a newer minor is read only when it carries nothing this reader does not know.
-SCHEMA_VERSION: Final = SchemaVersion(major=1, minor=1)
+SCHEMA_VERSION: Final = SchemaVersion.model_construct(major=1, minor=1)
 
 # The torch.export schema major that ExportedProgram mirrors. An ExportedProgram's own
 # `schema_version` is torch's (8.20 in torch 2.13) and is checked against this major.
