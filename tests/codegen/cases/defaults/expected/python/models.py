@@ -43,7 +43,7 @@ class Options(Struct):
     required_count: I64
 
 
-DEFAULT_OPTIONS: Final = Options(verbose=False, retries=3, scale=1.5, name='<=2.4', tags=[], limits={'a': 1}, mode=Mode.FAST, required_count=0)
+DEFAULT_OPTIONS: Final = Options.model_construct(verbose=False, retries=3, scale=1.5, name='<=2.4', tags=[], limits={'a': 1}, mode=Mode.FAST, required_count=0)
 
 LIMIT: Final = 7
 
