@@ -43,8 +43,10 @@ typecheck: $(STAMP) ## mypy on python/ and codegen/
 docs: $(STAMP) ## build docs/ and the API reference (mkdocs.yml) into site/; --strict: broken links fail
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
-test: $(STAMP) check-generated check-schema ## run the whole test suite (slow tests included)
-	$(PY) -m pytest tests
+# Two workers (the machine has two cores); compiled C++ and AOTInductor models are cached on disk,
+# content-hashed and written atomically, so workers share them.
+test: $(STAMP) check-generated check-schema ## run the whole test suite (slow tests included), two workers
+	$(PY) -m pytest -n 2 tests
 
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side
 	$(PY) benchmarks/run.py

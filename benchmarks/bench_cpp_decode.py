@@ -18,7 +18,7 @@ import torch
 
 from externspec._cache import cache_dir
 from externspec._cppbuild import build
-from externspec.cpp_include import compile_flags
+from externspec.cpp_include import compile_flags, link_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script too, not only through benchmarks/run.py
@@ -35,7 +35,7 @@ DECODERS = {
     "torch generated_serialization_types.h (nlohmann)": ["-DDECODER_TORCH", "-std=c++17",
                                                          f"-I{Path(torch.__file__).parent / 'include'}"],
     "externspec default backend (nlohmann)": ["-DDECODER_NLOHMANN", *compile_flags("nlohmann")],
-    "externspec fast backend (simdjson)": ["-DDECODER_SIMDJSON", *compile_flags("simdjson")],
+    "externspec fast backend (simdjson)": ["-DDECODER_SIMDJSON", *compile_flags("simdjson"), *link_flags("simdjson")],
 }
 
 
