@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -53,6 +54,7 @@ TYPES = ("ExternKernelNodes", "ExportedProgram", "Node", "Argument", "Graph", "T
          "ExternKernelNode")
 COMPILER = os.environ.get("FUZZ_CXX", "clang++")
 MAX_LEN = 32768  # bytes per input: room for documents nested past the depth limit
+RSS_LIMIT_MB = 2048  # the memory one fuzz run may use beyond what it inherits
 
 
 @dataclass
@@ -296,7 +298,12 @@ def run(target: str, seconds: int, *, jobs_dir: Path | None = None) -> FuzzResul
     write_dictionary(dictionary, target)
     regressions = REGRESSIONS[_kind(target)]
     dirs = [corpus, seeds] + ([regressions] if regressions.is_dir() else [])
-    cmd = [*command, f"-max_total_time={seconds}", f"-max_len={MAX_LEN}", "-timeout=10", "-rss_limit_mb=2048",
+    # libFuzzer's RSS check reads getrusage's peak, which Linux carries across fork and exec: a child
+    # of a process that once held 3 GB (a pytest worker after a big test) starts "using" 3 GB. So
+    # the limit is 2 GB above what this process has peaked at, and one allocation may not exceed 2 GB.
+    inherited_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    cmd = [*command, f"-max_total_time={seconds}", f"-max_len={MAX_LEN}", "-timeout=10",
+           f"-rss_limit_mb={RSS_LIMIT_MB + inherited_mb}", f"-malloc_limit_mb={RSS_LIMIT_MB}",
            "-print_final_stats=1", f"-dict={dictionary}", f"-artifact_prefix={artifacts}/", *map(str, dirs)]
     env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
