@@ -508,10 +508,8 @@ def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positiona
     kind = slot_kind(at, member)
     if member == "as_int" and kind == "static":
         # torch-written enum default in c10 numbering: static, never a slot.
-        c10 = {"ScalarType": torch_types.dtype_from_c10, "Layout": torch_types.layout_from_c10,
-               "MemoryFormat": torch_types.memory_format_from_c10}[at.base]
         try:
-            return c10(arg.unwrap("as_int")), None, n_tensors, n_ints
+            return torch_types.enum_from_c10(at.base, arg.unwrap("as_int")), None, n_tensors, n_ints
         except UnsupportedError as exc:
             raise SpecMismatchError(f"{label}: argument `{p.name}` (as_int, c10 {at.base}): {exc}") from None
     if kind == "tensor":

@@ -152,19 +152,20 @@ def memory_format_from_c10(value: int) -> torch.memory_format:
     return _c10(_C10_MEMORY_FORMATS, value, "MemoryFormat")
 
 
+def enum_from_c10(base: str, value: int) -> Any:
+    """The torch value of a c10-numbered enum of schema type `base` (ScalarType, Layout, MemoryFormat)."""
+    convert = {"ScalarType": dtype_from_c10, "Layout": layout_from_c10, "MemoryFormat": memory_format_from_c10}
+    return convert[base](value)
+
+
 def schema_default(schema_arg: Any, at: ArgType) -> Any:
     """An argument's schema default as the Python value a caller would pass.
 
     torch reports enum defaults in c10's numbering (`dtype=long` reads as 4, INT in the file
     format), so they are converted through the c10 tables, never taken by value."""
     value = schema_arg.default_value
-    if isinstance(value, int) and not isinstance(value, bool) and not at.is_list:
-        if at.base == "ScalarType":
-            return dtype_from_c10(value)
-        if at.base == "Layout":
-            return layout_from_c10(value)
-        if at.base == "MemoryFormat":
-            return memory_format_from_c10(value)
+    if isinstance(value, int) and not isinstance(value, bool) and at.is_enum:
+        return enum_from_c10(at.base, value)
     if at.base == "Device" and isinstance(value, str):
         return torch.device(value)
     return value

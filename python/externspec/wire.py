@@ -237,7 +237,7 @@ def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False,
     if policy.forbid_unknown and not strict and not policy.needs_upgrade(None) and _surely_unversioned(data):
         # Torch-written: one lenient parse, unknown keys ignored as torch does (the forward-compatible
         # case costs no strict attempt, no error list and no second parse).
-        return _validate_json(data, type, None, policy, source)
+        return _validated(type, lambda extra: type.model_validate_json(data, extra=extra), None, source)
     return validate_document(
         type, lambda extra: type.model_validate_json(data, extra=extra), strict=strict, source=source,
         raw_version=lambda: policy.raw_version(
@@ -252,14 +252,15 @@ def _surely_unversioned(data: str | bytes | bytearray) -> bool:
     return b"schema_version" not in data and b"\\u" not in data
 
 
-def _validate_json(data: str | bytes | bytearray, type: type[M], extra: Literal["forbid"] | None,
-                   policy: version.Policy, source: str | None) -> M:
+def _validated(type: type[M], validate: Callable[[Literal["forbid"] | None], M], extra: Literal["forbid"] | None,
+               source: str | None) -> M:
+    """One validation whose problems are the answer (no re-read), then the version check."""
     try:
         with gc_paused():
-            model = type.model_validate_json(data, extra=extra)
+            model = validate(extra)
     except ValidationError as exc:
         raise decode_error(type, exc, source) from None
-    policy.check(model, source)
+    version.policy_for(type).check(model, source)
     return model
 
 
@@ -300,14 +301,8 @@ def validate_document(type: type[M], validate: Callable[[Literal["forbid"] | Non
             return _load_upgraded(tree(), type, policy, doc_version, strict, source)
         if strict:
             raise decode_error(type, exc, source) from None
-        if doc_version is None:
-            try:
-                with gc_paused():
-                    model = validate(None)
-            except ValidationError as lenient:
-                raise decode_error(type, lenient, source) from None
-            policy.check(model, source)
-            return model
+        if doc_version is None:  # torch-written: unknown keys ignored, its problems are that reading's
+            return _validated(type, validate, None, source)
         error = decode_error(type, exc, source)
         policy.check_raw(doc_version, [(e["path"], e["message"]) for e in error.errors()
                                      if e["message"].startswith("unknown key")], source)

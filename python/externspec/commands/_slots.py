@@ -16,12 +16,9 @@ import importlib.util
 import os
 import sys
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import externspec as es
-
-if TYPE_CHECKING:  # the ABI tables are read only once torch has found an op (inspect --no-slots never does)
-    from externspec import abi
 
 
 @dataclass(frozen=True)
@@ -104,28 +101,12 @@ def find_schema(target: str) -> Any | None:
         return None
 
 
-def _arg_type(arg: Any) -> abi.ArgType:
-    """The declared type: `.type` says `int` for ScalarType, Layout and MemoryFormat (static
-    enums), `.real_type` keeps them apart from real ints (dynamic)."""
-    from externspec import abi
-
-    return abi.arg_type(getattr(arg, "real_type", arg.type))
-
-
-def _arg_slots(at: abi.ArgType, arg: es.Argument) -> ArgSlots:
-    """Slots of one input of schema type `at` written as `arg` (the ABI's slot tables)."""
-    from externspec import abi
-
-    kind, count = abi.input_slots(at, arg)
-    return ArgSlots(kind, count)
-
-
 def node_slots(node: es.Node) -> tuple[NodeSlots, list[ArgSlots]] | None:
     """Counts for the node and per input (in the node's order), or None when torch lacks the op."""
     schema = find_schema(node.target)
     if schema is None:
         return None
-    from externspec import abi
+    from externspec import abi  # here: the ABI tables are read only once torch has found an op
 
     by_name = {a.name: a for a in schema.arguments}
     per_input = []
@@ -135,7 +116,9 @@ def node_slots(node: es.Node) -> tuple[NodeSlots, list[ArgSlots]] | None:
         if schema_arg is None:
             per_input.append(ArgSlots("unknown"))
             continue
-        s = _arg_slots(_arg_type(schema_arg), named.arg)
+        # The declared type: `.type` says `int` for ScalarType, Layout and MemoryFormat (static
+        # enums), `.real_type` keeps them apart from real ints (dynamic).
+        s = ArgSlots(*abi.input_slots(abi.arg_type(getattr(schema_arg, "real_type", schema_arg.type)), named.arg))
         per_input.append(s)
         static += s.kind == "static"
         ints += s.count if s.kind == "int" else 0
