@@ -1,9 +1,11 @@
 """Worst-case hostile inputs through the decoders: outcome, time and peak memory per input byte.
 
 Each case runs in a fresh child process under an address-space limit (RLIMIT_AS), so a blow-up
-shows as a MemoryError instead of taking the machine; peak RSS is the child's `ru_maxrss` growth
-over its state after imports. The C++ cases run the conformance harness (tests/cpp) under the same
-limit. SECURITY.md quotes this table; the goal is peak RSS <= 10x the input and linear time.
+shows as a MemoryError instead of taking the machine; peak RSS is the growth of the child's
+high-water mark (VmHWM, reset through /proc/self/clear_refs once imports are done and the input is
+read) over its RSS then. The C++ cases decode with the default backend through
+benchmarks/cpp/peak_rss.cpp (below) under the same limit. SECURITY.md quotes this table; the goal
+is peak RSS <= 10x the input and linear time.
 
 A second table takes ~25 MB documents of one repeated element each (`[0,0,...]` as `as_ints`,
 `[[],[],...]`, `[{},{},...]`, many short strings) through every decoder: `es.loads`, the C++
@@ -14,9 +16,8 @@ over the input size.
 
     python benchmarks/bench_hostile.py          (or: python benchmarks/run.py bench_hostile)
 
-`EXTERNSPEC_BENCH_PYTHONPATH` points the Python children at another checkout's python/, and
-`EXTERNSPEC_BENCH_HARNESS` the C++ cases at a harness built from its headers (the "before" column
-of a fix).
+`EXTERNSPEC_BENCH_PYTHONPATH` points the Python children at another checkout's python/ (the
+"before" column of a fix; for C++, run this file from the other checkout).
 """
 
 from __future__ import annotations
@@ -142,13 +143,18 @@ SHAPE_DECODERS = {
 }
 
 _CHILD = """
-import resource, sys, time
+import sys, time
 data = open(sys.argv[1], 'rb').read()
 T = sys.argv[2] if len(sys.argv) > 2 else None
 import externspec as es
 from externspec import thrift_codec
 {setup}
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def status_kib(field):
+    for line in open('/proc/self/status'):
+        if line.startswith(field + ':'):
+            return int(line.split()[1])
+open('/proc/self/clear_refs', 'w').write('5')  # reset the high-water mark: imports cannot hide the peak
+base = status_kib('VmRSS')
 start = time.perf_counter()
 try:
     {call}
@@ -158,23 +164,8 @@ except MemoryError:
 except Exception as e:
     outcome = f'{{type(e).__name__}}: {{str(e)[:90]}}'
 elapsed = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
+peak = status_kib('VmHWM') - base
 print(f'{{elapsed}}\\t{{peak * 1024}}\\t{{outcome}}')
-"""
-
-
-# The harness under the same limit, measured from a fresh parent (RUSAGE_CHILDREN: that one child).
-_CPP_CHILD = """
-import resource, subprocess, sys, time
-start = time.perf_counter()
-try:
-    proc = subprocess.run([sys.argv[1]], input=sys.argv[2].encode(), capture_output=True)
-    out = (proc.stdout.decode(errors='replace').strip() or proc.stderr.decode(errors='replace')[-90:])
-except MemoryError:
-    out = 'MemoryError'
-elapsed = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(f"{elapsed}\t{peak * 1024}\t{out.replace(chr(9), ' ')}")
 """
 
 
@@ -182,24 +173,11 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (LIMIT_BYTES, LIMIT_BYTES))
 
 
-def _harness(backend: str) -> Path:
-    given = os.environ.get("EXTERNSPEC_BENCH_HARNESS")
-    if given:
-        return Path(given)
-    from externspec._cppbuild import build
-    from tests.cpp.harness import CACHE, HARNESS_SOURCE, harness_flags
-
-    return build(HARNESS_SOURCE, CACHE, f"conformance_harness-{backend}", harness_flags(backend))
-
-
 def measure(case: Case, path: Path) -> tuple[float, int, str]:
     """(seconds, peak RSS growth in bytes, outcome) of one case in a fresh child."""
-    if case.call.startswith("cpp:"):
-        request = f"{case.call[4:]}\t0\t{path}\n"
-        child = [sys.executable, "-c", _CPP_CHILD, str(_harness("nlohmann")), request]
-    else:
-        child = [sys.executable, "-c", _CHILD.format(setup="", call=case.call), str(path)]
-    return _run_child(child, _child_env())
+    if case.call.startswith("cpp:"):  # the default backend, as the executor and the runner use it
+        return _run_child([str(_peak_rss_program("nlohmann")), case.call[4:], str(path)])
+    return _run_child([sys.executable, "-c", _CHILD.format(setup="", call=case.call), str(path)], _child_env())
 
 
 def _child_env() -> dict[str, str]:
@@ -285,7 +263,7 @@ def run() -> list[str]:
     inputs = [(case.name, case.build, [("C++" if case.call.startswith("cpp:") else "Python",
                                         functools.partial(measure, case))]) for case in CASES]
     title = (f"Hostile inputs: each in a fresh process limited to {LIMIT_BYTES >> 30} GiB of address space; "
-             "peak RSS growth over the state after imports (C++: the harness process's peak)")
+             "peak RSS growth over the state after imports and reading the input")
     lines = _table(title, inputs, 40, 8)
     lines.append("target: peak RSS <= 10x the input, time linear, a DecodeError/VersionError naming the problem")
     return [*lines, "", *run_shapes()]

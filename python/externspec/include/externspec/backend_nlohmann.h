@@ -9,6 +9,8 @@
 // parsing, and costs one allocation per string.
 #pragma once
 
+#include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "externspec.h"
@@ -19,23 +21,42 @@ struct NlohmannBackend {
   struct Span {
     std::uint32_t off, len;
   };
+  // 16 bytes per JSON value: peak memory is a small multiple of the input even for `[0,0,...]`
+  // (two bytes per value). An object's member is two entries: its key (kind String), then the value.
   struct Entry {
     JsonKind kind;
-    std::uint32_t next = 0;   // index of the entry after this value's subtree
-    std::uint32_t count = 0;  // number of children (arrays, objects)
-    std::uint32_t key_off = 0, key_len = 0;  // the member's key, when the parent is an object
+    std::uint32_t next;  // index of the entry after this value's subtree (a key: its value's index)
     union {
       std::int64_t i;
       std::uint64_t u;
       double d;
       bool b;
       Span s;
-    } v{};
+      std::uint64_t count;  // number of elements or members (arrays, objects)
+    } v;
   };
+  static_assert(sizeof(Entry) == 16);
 
-  struct Tape {
-    std::vector<Entry> entries;
+  // Entries in fixed blocks, never moved: growing costs no copy, so the peak is the entries
+  // themselves plus one partly filled block (a doubling vector peaks at 1.5x its final size).
+  class Tape {
+   public:
+    static constexpr std::uint32_t BLOCK_BITS = 12, BLOCK = 1u << BLOCK_BITS;
+    const Entry& operator[](std::uint32_t i) const { return blocks_[i >> BLOCK_BITS][i & (BLOCK - 1)]; }
+    Entry& operator[](std::uint32_t i) { return blocks_[i >> BLOCK_BITS][i & (BLOCK - 1)]; }
+    std::uint32_t size() const { return size_; }
+    Entry& push() {
+      if (size_ == std::numeric_limits<std::uint32_t>::max())
+        detail::fail(detail::IssueKind::Syntax, "document holds more than 2^32 - 1 JSON values");
+      if ((size_ >> BLOCK_BITS) == blocks_.size()) blocks_.push_back(std::make_unique<Entry[]>(BLOCK));
+      return (*this)[size_++];
+    }
+    void clear() { size_ = 0; }
     std::string strings;
+
+   private:
+    std::vector<std::unique_ptr<Entry[]>> blocks_;
+    std::uint32_t size_ = 0;
   };
 
   // A handle to one value of a parsed document (valid while the Document lives).
@@ -58,21 +79,23 @@ struct NlohmannBackend {
       if (e().kind == JsonKind::BigInt) return std::string(text());
       return std::to_string(e().v.i);
     }
-    std::size_t size() const { return e().count; }
+    std::size_t size() const { return static_cast<std::size_t>(e().v.count); }
     template <class F>
     void for_each_element(F&& f) const {
-      const auto& es = t_->entries;
+      const Tape& es = *t_;
       for (std::uint32_t j = i_ + 1, end = e().next; j < end; j = es[j].next) f(Value(t_, j));
     }
     template <class F>
     void for_each_member(F&& f) const {
-      const auto& es = t_->entries;
-      for (std::uint32_t j = i_ + 1, end = e().next; j < end; j = es[j].next)
-        f(std::string_view(t_->strings.data() + es[j].key_off, es[j].key_len), Value(t_, j));
+      const Tape& es = *t_;
+      for (std::uint32_t j = i_ + 1, end = e().next; j < end; j = es[j + 1].next) {
+        const Span key = es[j].v.s;
+        f(std::string_view(t_->strings.data() + key.off, key.len), Value(t_, j + 1));
+      }
     }
 
    private:
-    const Entry& e() const { return t_->entries[i_]; }
+    const Entry& e() const { return (*t_)[i_]; }
     std::string_view text() const { return std::string_view(t_->strings.data() + e().v.s.off, e().v.s.len); }
     const Tape* t_ = nullptr;
     std::uint32_t i_ = 0;
@@ -83,48 +106,45 @@ struct NlohmannBackend {
    public:
     using json = nlohmann::json;
     explicit Builder(Tape& t) : t_(t) {}
-    bool null() { return push(JsonKind::Null); }
+    bool null() {
+      push(JsonKind::Null);
+      return true;
+    }
     bool boolean(bool b) {
-      push(JsonKind::Bool);
-      t_.entries.back().v.b = b;
+      push(JsonKind::Bool).v.b = b;
       return true;
     }
     bool number_integer(json::number_integer_t x) {
-      push(JsonKind::Int);
-      t_.entries.back().v.i = x;
+      push(JsonKind::Int).v.i = x;
       return true;
     }
     bool number_unsigned(json::number_unsigned_t x) {
-      if (x <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        push(JsonKind::Int);
-        t_.entries.back().v.i = static_cast<std::int64_t>(x);
-      } else {
-        push(JsonKind::UInt);
-        t_.entries.back().v.u = x;
-      }
+      if (x <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        push(JsonKind::Int).v.i = static_cast<std::int64_t>(x);
+      else
+        push(JsonKind::UInt).v.u = x;
       return true;
     }
     bool number_float(json::number_float_t x, const json::string_t& literal) {
-      if (literal.find_first_of(".eE") == std::string::npos) {
+      if (literal.find_first_of(".eE") == std::string::npos)
         // An integer literal beyond uint64: keep the text (Python reads it as an int).
-        push(JsonKind::BigInt);
-        t_.entries.back().v.s = store(literal);
-      } else {
-        push(JsonKind::Double);
-        t_.entries.back().v.d = x;
-      }
+        push(JsonKind::BigInt).v.s = store(literal);
+      else
+        push(JsonKind::Double).v.d = x;
       return true;
     }
     bool string(json::string_t& s) {
-      push(JsonKind::String);
-      t_.entries.back().v.s = store(s);
+      push(JsonKind::String).v.s = store(s);
       return true;
     }
     bool binary(json::binary_t&) { return false; }
+    // The key entry precedes its value; the parent counts members when the value is pushed.
     bool key(json::string_t& k) {
-      auto s = store(k);
-      key_off_ = s.off;
-      key_len_ = s.len;
+      std::uint32_t idx = t_.size();
+      Entry& e = t_.push();
+      e.kind = JsonKind::String;
+      e.next = idx + 1;
+      e.v.s = store(k);
       return true;
     }
     bool start_object(std::size_t) { return open(JsonKind::Object); }
@@ -148,20 +168,14 @@ struct NlohmannBackend {
       t_.strings.append(s);
       return Span{off, static_cast<std::uint32_t>(s.size())};
     }
-    bool push(JsonKind kind) {
-      auto idx = static_cast<std::uint32_t>(t_.entries.size());
-      Entry& e = t_.entries.emplace_back();
+    Entry& push(JsonKind kind) {
+      if (!stack_.empty()) ++t_[stack_.back()].v.count;
+      std::uint32_t idx = t_.size();
+      Entry& e = t_.push();
       e.kind = kind;
       e.next = idx + 1;
-      if (!stack_.empty()) {
-        Entry& parent = t_.entries[stack_.back()];
-        ++parent.count;
-        if (parent.kind == JsonKind::Object) {
-          e.key_off = key_off_;
-          e.key_len = key_len_;
-        }
-      }
-      return true;
+      e.v.u = 0;
+      return e;
     }
     bool open(JsonKind kind) {
       if (stack_.size() > static_cast<std::size_t>(MAX_JSON_DEPTH)) {
@@ -169,17 +183,16 @@ struct NlohmannBackend {
         return false;
       }
       push(kind);
-      stack_.push_back(static_cast<std::uint32_t>(t_.entries.size() - 1));
+      stack_.push_back(t_.size() - 1);
       return true;
     }
     bool close() {
-      t_.entries[stack_.back()].next = static_cast<std::uint32_t>(t_.entries.size());
+      t_[stack_.back()].next = t_.size();
       stack_.pop_back();
       return true;
     }
     Tape& t_;
     std::vector<std::uint32_t> stack_;
-    std::uint32_t key_off_ = 0, key_len_ = 0;
     std::string error_;
   };
 
@@ -187,13 +200,14 @@ struct NlohmannBackend {
    public:
     Value parse(std::string_view json) {
       refuse_what_nlohmann_skips(json);
-      tape_.entries.clear();
+      tape_.clear();
       tape_.strings.clear();
-      tape_.entries.reserve(json.size() / 8 + 16);
-      tape_.strings.reserve(json.size() / 2 + 16);
+      // Strings and keys never outgrow the input: reserve it once (pages are touched only as
+      // they fill, so the reservation costs address space, not memory).
+      tape_.strings.reserve(json.size());
       Builder b(tape_);
       bool ok = nlohmann::json::sax_parse(json.data(), json.data() + json.size(), &b);
-      if (!ok || tape_.entries.empty()) detail::fail(detail::IssueKind::Syntax, b.error().empty() ? "Invalid JSON" : b.error());
+      if (!ok || tape_.size() == 0) detail::fail(detail::IssueKind::Syntax, b.error().empty() ? "Invalid JSON" : b.error());
       return Value(&tape_, 0);
     }
 
