@@ -53,3 +53,25 @@ def test_model_validate_json_applies_the_version_policy() -> None:
         es.ExternKernelNodes.model_validate_json('{"nodes": [{"name": 1, "node": {"target": "t"}}]}')
     assert es.ExternKernelNodes.model_validate_json(json.dumps(SPEC)) == es.loads(json.dumps(SPEC),
                                                                                    es.ExternKernelNodes)
+
+
+def test_a_union_holds_only_its_member_and_reads_the_others_as_none() -> None:
+    """A union instance stores just the member that is set (the decoded-program memory figure in
+    docs/performance.md depends on it); every way of making one gives equal, equally hashed values."""
+    import copy
+    import pickle
+
+    made = [es.Argument(as_ints=[1, 2]), es.loads('{"as_ints": [1, 2]}', es.Argument),
+            es.Argument.model_validate({"as_ints": [1, 2]}), es.Argument.model_construct(as_ints=[1, 2]),
+            es.Argument(as_ints=[9]).model_copy(update={"as_ints": [1, 2]})]
+    for arg in made:
+        for other in (arg, pickle.loads(pickle.dumps(arg)), copy.deepcopy(arg), copy.copy(arg)):
+            assert other == made[0] and vars(other) == {"as_ints": [1, 2]}
+        assert arg.as_ints == [1, 2] and arg.as_int is None and arg.as_tensor is None
+        assert arg.type == "as_ints" and arg.model_dump() == {"as_ints": [1, 2]}
+        assert es.dumps(arg) == '{"as_ints":[1,2]}'
+    frozen = es.SymInt(as_int=3)
+    decoded, constructed = es.loads('{"as_int": 3}', es.SymInt), es.SymInt.model_construct(as_int=3)
+    assert hash(frozen) == hash(decoded) == hash(constructed)
+    with pytest.raises(AttributeError, match="as_inst"):
+        made[0].as_inst  # noqa: B018 - not a member: still an AttributeError

@@ -25,9 +25,9 @@ import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, ParamSpec, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, ParamSpec, Self, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
@@ -195,10 +195,11 @@ class _Model(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with `update`, the result is validated like a new model (a union given a second
         member, or a field of the wrong type, raises pydantic's ValidationError)."""
-        copied = super().model_copy(update=update, deep=deep)
+        copied = super().model_copy(deep=deep)
         if not update:
             return copied
-        return type(self).model_validate({name: getattr(copied, name) for name in copied.model_fields_set})
+        given = {name: getattr(copied, name) for name in copied.model_fields_set}
+        return type(self).model_validate({**given, **update})
 
 
 class Struct(_Model):
@@ -216,6 +217,13 @@ class Struct(_Model):
     )
 
 
+@functools.cache
+def _member_set(name: str) -> frozenset[str]:
+    """A union instance's fields set: one shared frozen set per member name (a set of its own
+    per instance was ~200 bytes, a fifth of a decoded program's memory)."""
+    return frozenset((name,))
+
+
 class Union(_Model):
     """Base of every generated union: exactly one member is set, and it is not null.
 
@@ -228,23 +236,57 @@ class Union(_Model):
     MEMBERS: ClassVar[tuple[str, ...]] = ()
     THRIFT_FIELDS: ClassVar[ThriftFields] = ()
 
-    @model_validator(mode="after")
-    def _exactly_one_member(self) -> Union:
-        members = self.model_fields_set
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        """pydantic's model schema with its fields read as a non-total typed dict: an instance holds
+        only the member that is set, where pydantic's fields would fill every other member with its
+        None default (an Argument: 30 of them, most of a decoded union's memory and time); unset
+        members read as None through `__getattr__`. `_one_member` enforces the exactly-one rule."""
+        schema = handler(source)
+        model = cast(core_schema.ModelSchema, handler.resolve_ref_schema(schema))
+        fields = model["schema"]
+        if fields["type"] != "model-fields":
+            return schema  # this class's schema, already converted (pydantic asks again for a recursive use)
+        members = {
+            name: core_schema.typed_dict_field(cast(core_schema.WithDefaultSchema, field["schema"])["schema"],
+                                               required=False,
+                                               serialization_exclude_if=field.get("serialization_exclude_if"))
+            for name, field in fields["fields"].items()
+        }
+        model["schema"] = core_schema.no_info_after_validator_function(
+            cls._one_member, core_schema.typed_dict_schema(members, extra_behavior="forbid", total=False,
+                                                            config=model.get("config")))
+        return schema
+
+    @classmethod
+    def _one_member(cls, members: dict[str, Any]) -> tuple[dict[str, Any], None, frozenset[str]]:
+        """The model's (attributes, extra, fields set) from the members given: exactly one, not null."""
         if len(members) != 1:
             raise PydanticCustomError(
                 "union_members",
                 "expected exactly one member of `{union}`, got {count}{names}",
-                {"union": type(self).__name__, "count": len(members),
+                {"union": cls.__name__, "count": len(members),
                  "names": f" ({', '.join(sorted(members))})" if members else ""},
             )
-        (name,) = members
-        if getattr(self, name) is None:
-            raise PydanticCustomError(
-                "union_null_member", "member `{member}` of `{union}` is null",
-                {"member": name, "union": type(self).__name__},
-            )
-        return self
+        for name, value in members.items():
+            if value is None:
+                raise PydanticCustomError("union_null_member", "member `{member}` of `{union}` is null",
+                                          {"member": name, "union": cls.__name__})
+        return members, None, _member_set(name)
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
+        """Without validation, as pydantic's, holding only the members given (as a validated
+        instance does, so the two compare and hash equal)."""
+        model = super().model_construct(_fields_set, **values)
+        object.__setattr__(model, "__dict__", {k: v for k, v in model.__dict__.items() if k in values})
+        return model
+
+    if not TYPE_CHECKING:  # for a type checker, every member is a declared `X | None` attribute
+        def __getattr__(self, name: str) -> Any:
+            if name in type(self).__pydantic_fields__:
+                return None  # a member that is not set
+            return super().__getattr__(name)
 
     @classmethod
     def _wire_json_schema(cls, target: JsonSchemaValue) -> None:

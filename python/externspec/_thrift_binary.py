@@ -204,9 +204,9 @@ class _Binary(_Codec):
         def write_struct(out: bytearray, obj: Any) -> None:
             if not headers:
                 headers.update((fid, _BE_FIELD_HEADER.pack(tid, fid)) for fid, _, tid, _ in plan)
-            d = obj.__dict__
+            d = obj.__dict__  # a union's holds only its member: unset fields are absent
             for fid, name, _, write in plan:
-                v = d[name]
+                v = d.get(name)
                 if v is not None:
                     out += headers[fid]
                     write(out, v)

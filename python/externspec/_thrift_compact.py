@@ -267,10 +267,10 @@ class _Compact(_Codec):
 
     def build_struct_writer(self, cls: type, plan: list[tuple[int, str, Any, Writer]]) -> Writer:
         def write_struct(out: bytearray, obj: Any) -> None:
-            d = obj.__dict__
+            d = obj.__dict__  # a union's holds only its member: unset fields are absent
             last = 0
             for fid, name, ctype, write in plan:
-                v = d[name]
+                v = d.get(name)
                 if v is None:
                     continue
                 is_bool = ctype == 1
