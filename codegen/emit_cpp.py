@@ -4,12 +4,15 @@ A pure function of the IR: `emit(schema)` returns {file name: text}, byte-determ
 
 * `externspec.h` (generated from the IR): plain structs, `enum class`es with the schema's numbering
   and name tables, unions as a `std::variant` in declaration order with checked accessors, the
-  constants, and `decode`/`encode` written against a backend-neutral `Value` concept. It includes
-  the schema-independent `runtime.h` first and the default JSON backend last.
+  constants, and the codec as data: a constexpr field table per struct (JSON name, member pointer,
+  required/optional/defaulted, omit-if-null) and a name per union. It includes the
+  schema-independent `runtime.h` first and the default JSON backend last.
 * `runtime.h`, `backend_nlohmann.h`, `backend_simdjson.h`: hand-written C++ kept in codegen/cpp/
   and emitted with the banner, so the shipped headers are one consistent set. The container codecs,
-  the version policy and the public `decode`/`encode` (codegen/cpp/*.inc.h) are spliced into
-  externspec.h where the generated declarations they need are visible.
+  the engine that decodes and encodes structs, unions and enums by their tables (written against a
+  backend-neutral `Value` concept), the version policy and the public `decode`/`encode`
+  (codegen/cpp/*.inc.h) are spliced into externspec.h where the generated declarations they need
+  are visible.
 
 Recursion: containers (std::vector, OrderedMap) hold incomplete types, so only values held by value
 need ordering. A struct-typed field inside a recursive group is boxed (`Box<Graph>` in
@@ -113,21 +116,6 @@ def _comment(doc: str, indent: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _key_switch(names: list[str], fn: str) -> list[str]:
-    """A function from a JSON key to a member index (-1 if unknown): switch on length, then compare."""
-    out = [f"inline int {fn}(std::string_view k) noexcept {{", "  switch (k.size()) {"]
-    by_len: dict[int, list[tuple[int, str]]] = {}
-    for i, n in enumerate(names):
-        by_len.setdefault(len(n.encode("utf-8")), []).append((i, n))
-    for length in sorted(by_len):
-        out.append(f"    case {length}:")
-        for i, n in by_len[length]:
-            out.append(f"      if (k == {_string_literal(n)}) return {i};")
-        out.append("      return -1;")
-    out += ["    default:", "      return -1;", "  }", "}"]
-    return out
-
-
 def _emit_enum(e: ir.Enum) -> list[str]:
     out = _comment(e.doc, "")
     out.append(f"enum class {e.name} : std::int32_t {{")
@@ -209,169 +197,55 @@ def _emit_union_type(u: ir.Struct) -> list[str]:
     return out
 
 
-def _decode_field(s: ir.Struct, f: ir.Field, i: int, boxed: frozenset[tuple[str, str]]) -> list[str]:
-    target = f"out.{ident(f.name)}"
-    if (s.name, f.name) in boxed and not f.is_optional:
-        target = f"*out.{ident(f.name)}"
-    part = f'c.part(".{f.name}", [&] {{ decode_value(slot[{i}], {target}, ctx); }});'
-    if f.is_optional or f.has_default:
-        return [f"  if (seen[{i}]) {part}"]
-    return [
-        f"  if (!seen[{i}]) c.here(IssueKind::Missing, \"missing required field `{f.name}`\");",
-        f"  else {part}",
-    ]
+def _presence(f: ir.Field) -> str:
+    if f.is_optional:
+        return "Optional"
+    return "Defaulted" if f.has_default else "Required"
 
 
-def _emit_struct_codec(s: ir.Struct, boxed: frozenset[tuple[str, str]]) -> list[str]:
-    n = len(s.fields)
-    fn = f"field_index_{s.name}"
-    out = _key_switch([f.name for f in s.fields], fn)
+def _emit_struct_codec(s: ir.Struct) -> list[str]:
+    """The struct's field table; the engine (codegen/cpp/codec.inc.h) decodes and encodes by it."""
+    rows = []
+    for f in s.fields:
+        row = f"{_string_literal(f.name)}, Presence::{_presence(f)}, slot<Op, &{s.name}::{ident(f.name)}>"
+        if f.is_optional and f.omit_if_null:
+            row += ", true"
+        rows.append(f"      {{{row}}},")
+    table = f"  static constexpr std::array<Field<Op>, {len(s.fields)}> table"
+    out = ["template <>", f"struct Fields<{s.name}> {{", "  template <class Op>"]
+    out += [table + "{{", *rows, "  }};"] if rows else [table + "{};"]
     out += [
-        "template <class V>",
-        f"void decode_value(const V& v, {s.name}& out, const Ctx& ctx) {{",
-        "  if (v.kind() != JsonKind::Object) fail_type(\"object\", v.kind());",
-        f"  V slot[{max(n, 1)}];",
-        f"  bool seen[{max(n, 1)}] = {{}};",
-        "  UnknownKeys unknown(ctx);",
-        "  v.for_each_member([&](std::string_view key, const V& m) {",
-        f"    int i = {fn}(key);",
-        "    if (i >= 0) {",
-        "      slot[i] = m;",
-        "      seen[i] = true;",
-        "    } else if (ctx.forbid_unknown) {",
-        "      unknown.add(key);",
-        "    }",
-        "  });",
-        "  Collector c(ctx);",
+        "};",
+        f"template <class V> void decode_value(const V& v, {s.name}& out, const Ctx& ctx) {{ "
+        "decode_struct(v, out, ctx); }",
+        f"inline void encode_value(std::string& out, const {s.name}& v) {{ encode_struct(out, v); }}",
+        "",
     ]
-    for i, f in enumerate(s.fields):
-        out += _decode_field(s, f, i, boxed)
-    out += ["  unknown.report(c);", "  c.finish();", "}", ""]
-
-    out += [f"inline void encode_value(std::string& out, const {s.name}& v) {{"]
-    omittable = [f for f in s.fields if f.is_optional and f.omit_if_null]
-    if omittable:
-        out.append("  bool first = true;")
-        out.append("  out += '{';")
-        for f in s.fields:
-            key = _string_literal(f'"{f.name}":')
-            m = ident(f.name)
-            write = [
-                "  if (!first) out += ',';",
-                "  first = false;",
-                f"  out += {key};",
-            ]
-            if f in omittable:
-                out.append(f"  if (v.{m}) {{")
-                out += ["  " + w for w in write]
-                out.append(f"    encode_value(out, *v.{m});")
-                out.append("  }")
-            else:
-                out += write
-                out.append(f"  encode_value(out, v.{m});")
-        out.append("  out += '}';")
-    else:
-        for k, f in enumerate(s.fields):
-            prefix = "{" if k == 0 else ","
-            out.append(f"  out += {_string_literal(prefix + chr(34) + f.name + chr(34) + ':')};")
-            out.append(f"  encode_value(out, v.{ident(f.name)});")
-        out.append('  out += "}";' if s.fields else '  out += "{}";')
-    out += ["}", ""]
     return out
 
 
 def _emit_union_codec(u: ir.Struct) -> list[str]:
-    n = len(u.fields)
-    fn = f"member_index_{u.name}"
-    out = _key_switch([f.name for f in u.fields], fn)
-    out += [
-        "template <class V>",
-        f"void decode_value(const V& v, {u.name}& out, const Ctx& ctx) {{",
-        "  if (v.kind() != JsonKind::Object) fail_type(\"object\", v.kind());",
-        f"  V slot[{n}];",
-        f"  bool seen[{n}] = {{}};",
-        "  UnknownKeys unknown(ctx);",
-        "  v.for_each_member([&](std::string_view key, const V& m) {",
-        f"    int i = {fn}(key);",
-        "    if (i >= 0) {",
-        "      slot[i] = m;",
-        "      seen[i] = true;",
-        "    } else {",
-        "      unknown.add(key);",
-        "    }",
-        "  });",
-        "  Collector c(ctx);",
-        f"  static constexpr std::string_view segments[{n}] = {{"
-        + ", ".join(_string_literal("." + f.name) for f in u.fields) + "};",
-        "  int count = 0, last = -1;",
-        "  bool null_member = false;",
-        f"  for (int i = 0; i < {n}; ++i) {{",
-        "    if (!seen[i]) continue;",
-        "    ++count;",
-        "    last = i;",
-        "    if (slot[i].kind() == JsonKind::Null) {",
-        "      null_member = true;",
-        "      continue;",
-        "    }",
-        "    c.part(segments[i], [&] {",
-        "      switch (i) {",
-    ]
-    for i in range(len(u.fields)):
-        out.append(f"        case {i}: decode_value(slot[{i}], out.variant().template emplace<{i}>(), ctx); break;")
-    out += [
-        "        default: break;",
-        "      }",
-        "    });",
-        "  }",
-        "  unknown.report(c);",
-        "  if (c.ok()) {",
-        "    if (count != 1) {",
-        "      std::vector<std::string_view> names;",
-        f"      for (int i = 0; i < {n}; ++i)",
-        f"        if (seen[i]) names.push_back({u.name}::member_names[static_cast<std::size_t>(i)]);",
-        f'      c.here(IssueKind::Union, union_arity_message("{u.name}", names));',
-        "    } else if (null_member) {",
-        f'      c.here(IssueKind::Union, std::string("member `") + std::string({u.name}::member_names['
-        f'static_cast<std::size_t>(last)]) + "` of `{u.name}` is null");',
-        "    }",
-        "  }",
-        "  c.finish();",
-        "}",
+    """The union's name; its members are its variant's alternatives, named by member_names."""
+    return [
+        "template <>",
+        f"struct UnionInfo<{u.name}> {{",
+        f"  static constexpr const char* name = {_string_literal(u.name)};",
+        "};",
+        f"template <class V> void decode_value(const V& v, {u.name}& out, const Ctx& ctx) {{ "
+        "decode_union(v, out, ctx); }",
+        f"inline void encode_value(std::string& out, const {u.name}& v) {{ encode_union(out, v); }}",
         "",
-        f"inline void encode_value(std::string& out, const {u.name}& v) {{",
-        "  switch (v.variant().index()) {",
     ]
-    for i, f in enumerate(u.fields):
-        out.append(f"    case {i}:")
-        out.append(f"      out += {_string_literal('{' + chr(34) + f.name + chr(34) + ':')};")
-        out.append(f"      encode_value(out, std::get<{i}>(v.variant()));")
-        out.append("      break;")
-    out += ["    default:", "      break;", "  }", "  out += '}';", "}", ""]
-    return out
 
 
 def _emit_enum_codec(e: ir.Enum) -> list[str]:
-    values = [v.value for v in e.values]
-    allowed = ", ".join(str(v) for v in values[:-1]) + (f" or {values[-1]}" if len(values) > 1 else str(values[0]))
-    out = [
-        "template <class V>",
-        f"void decode_value(const V& v, {e.name}& out, const Ctx&) {{",
-        f'  static constexpr const char* allowed = "{allowed}";',
-        "  std::int64_t n = decode_enum_number(v, allowed);",
-        "  switch (n) {",
-    ]
-    out += [f"    case {x}:" for x in sorted(set(values))]
-    out += [
-        f"      out = static_cast<{e.name}>(n);",
-        "      return;",
-        "    default:",
-        '      fail(IssueKind::Enum, "invalid enum value " + std::to_string(n) + ": input should be " + allowed);',
-        "  }",
-        "}",
+    """The enum's values are its EnumInfo; decode_enum reads by it."""
+    return [
+        f"template <class V> void decode_value(const V& v, {e.name}& out, const Ctx&) {{ "
+        f"out = decode_enum<{e.name}>(v); }}",
         f"inline void encode_value(std::string& out, {e.name} v) {{ write_int(out, static_cast<std::int64_t>(v)); }}",
         "",
     ]
-    return out
 
 
 def _emit_forward_decls(order: tuple[ir.TypeDef, ...]) -> list[str]:
@@ -432,14 +306,14 @@ def emit_header(schema: ir.Schema) -> str:
     out += _emit_consts(schema)
     out += ["", "namespace detail {", ""]
     out += _emit_forward_decls(order)
-    out += ["", *_spliced("containers.inc.h"), ""]
+    out += ["", *_spliced("containers.inc.h"), "", *_spliced("codec.inc.h"), ""]
     for t in order:
         if isinstance(t, ir.Enum):
             out += _emit_enum_codec(t)
         elif t.kind == "union":
             out += _emit_union_codec(t)
         else:
-            out += _emit_struct_codec(t, boxed)
+            out += _emit_struct_codec(t)
     out += ["}  // namespace detail", "}  // namespace externspec", ""]
     out += _emit_version_policies(schema)
     out += [*_spliced("api.inc.h"), "", "#ifndef EXTERNSPEC_NO_DEFAULT_BACKEND", '#include "backend_nlohmann.h"',

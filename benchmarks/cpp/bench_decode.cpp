@@ -1,14 +1,17 @@
 // Decode the same ExportedProgram JSON file repeatedly and print the times (benchmarks/bench_cpp_decode.py).
-// One source, three decoders, chosen at compile time:
+// One source, three decoders and a bare parse, chosen at compile time:
 //   -DDECODER_TORCH     torch's generated_serialization_types.h (nlohmann::json::parse + from_json)
 //   -DDECODER_NLOHMANN  externspec::decode<ExportedProgram> with the default (nlohmann) backend
 //   -DDECODER_SIMDJSON  externspec::decode<ExportedProgram, SimdjsonBackend>
+//   -DPARSE_SIMDJSON    simdjson's DOM parse of the same bytes, nothing read from it (nodes=0): the
+//                       floor of the simdjson backend (one parser reused, as the backend does)
 // usage: bench_decode <file> <iterations>   ->   "nodes=<n> best_ms=<x> median_ms=<y>"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,14 @@
 static std::size_t decode_nodes(const std::string& json) {
   auto program = nlohmann::json::parse(json).get<torch::_export::ExportedProgram>();
   return program.get_graph_module().get_graph().get_nodes().size();
+}
+#elif defined(PARSE_SIMDJSON)
+#include <simdjson.h>
+static std::size_t decode_nodes(const std::string& json) {
+  static simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(json.data(), json.size()).get(root) != simdjson::SUCCESS) throw std::runtime_error("invalid JSON");
+  return 0;
 }
 #else
 #include "backend.h"

@@ -204,12 +204,25 @@ struct NlohmannBackend {
       // they fill, so the reservation costs address space, not memory).
       tape_.strings.reserve(json.size());
       Builder b(tape_);
-      bool ok = nlohmann::json::sax_parse(json.data(), json.data() + json.size(), &b);
+      bool ok = sax_parse_json(json, b);
       if (!ok || tape_.size() == 0) detail::fail(detail::IssueKind::Syntax, b.error().empty() ? "Invalid JSON" : b.error());
       return Value(&tape_, 0);
     }
 
    private:
+    // What nlohmann::json::sax_parse does for JSON text, without compiling its readers of the
+    // binary formats (CBOR, MessagePack, ...) that it picks at run time: a second of every
+    // compile that includes the decoder. nlohmann's parser class is internal, and this is its
+    // interface since 3.9; other versions take the public call.
+    static bool sax_parse_json(std::string_view json, Builder& b) {
+#if NLOHMANN_JSON_VERSION_MAJOR == 3 && NLOHMANN_JSON_VERSION_MINOR >= 9
+      auto input = nlohmann::detail::input_adapter(json.data(), json.data() + json.size());
+      return nlohmann::detail::parser<nlohmann::json, decltype(input)>(std::move(input), nullptr, true, false)
+          .sax_parse(&b, true);
+#else
+      return nlohmann::json::sax_parse(json.data(), json.data() + json.size(), &b);
+#endif
+    }
     // nlohmann skips a UTF-8 byte order mark and takes a NUL byte for the end of the input (so
     // anything after it was ignored). JSON allows neither; Python and simdjson refuse both.
     static void refuse_what_nlohmann_skips(std::string_view json) {

@@ -317,11 +317,11 @@ class Collector {
  public:
   explicit Collector(const Ctx& ctx) : ctx_(ctx) {}
   template <class F>
-  void part(std::string_view segment, F&& f) {
+  void part_at_field(std::string_view name, F&& f) {
     try {
       f();
     } catch (Failure& e) {
-      e.prefix(segment);
+      e.prefix("." + std::string(name));
       if (!ctx_.collect) throw;
       absorb(e);
     }
@@ -391,15 +391,21 @@ class UnknownKeys {
   std::vector<std::string_view> keys_;
 };
 
-// Merges the repeated keys of a decoded map (every member was appended in document order) as a
-// Python dict built from the same JSON does: the first occurrence keeps its position and takes the
+// How the repeated keys of a decoded map merge (every member was appended in document order), as
+// in a Python dict built from the same JSON: the first occurrence keeps its position and takes the
 // last value. Positions are sorted by (key, position), O(n log n) whatever the keys are: there is
 // no hash table for chosen keys to flood (an unseeded FNV-1a index once took 7 s on 100k keys).
-// Maps of up to 16 members sort on the stack.
-template <class Items>
-void merge_repeated_keys(Items& items) {
-  const std::size_t n = items.size();
-  if (n < 2) return;
+// Worked out on the keys alone, so one sort serves every map type: the n keys are std::strings
+// `stride` bytes apart from `keys`. Maps of up to 16 members sort on the stack.
+struct KeyMerge {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> moves;  // (first position, last position) of a repeated key
+  std::vector<bool> dropped;  // the positions the merge removes; empty: no key repeats
+};
+
+inline KeyMerge plan_key_merge(const char* keys, std::size_t stride, std::size_t n) {
+  auto key = [&](std::uint32_t i) -> const std::string& {
+    return *reinterpret_cast<const std::string*>(keys + i * stride);
+  };
   constexpr std::size_t kOnStack = 16;
   std::uint32_t small[kOnStack];
   std::vector<std::uint32_t> large;
@@ -410,24 +416,34 @@ void merge_repeated_keys(Items& items) {
   }
   for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
   std::sort(order, order + n, [&](std::uint32_t a, std::uint32_t b) {
-    int c = items[a].first.compare(items[b].first);
+    int c = key(a).compare(key(b));
     return c < 0 || (c == 0 && a < b);
   });
-  std::vector<bool> dropped;
+  KeyMerge merge;
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
-    while (j < n && items[order[j]].first == items[order[i]].first) ++j;
+    while (j < n && key(order[j]) == key(order[i])) ++j;
     if (j - i > 1) {
-      if (dropped.empty()) dropped.assign(n, false);
-      items[order[i]].second = std::move(items[order[j - 1]].second);
-      for (std::size_t k = i + 1; k < j; ++k) dropped[order[k]] = true;
+      if (merge.dropped.empty()) merge.dropped.assign(n, false);
+      merge.moves.emplace_back(order[i], order[j - 1]);
+      for (std::size_t k = i + 1; k < j; ++k) merge.dropped[order[k]] = true;
     }
     i = j;
   }
-  if (dropped.empty()) return;
+  return merge;
+}
+
+// Merges the repeated keys of a decoded map's members (pairs of key and value) in place.
+template <class Items>
+void merge_repeated_keys(Items& items) {
+  const std::size_t n = items.size();
+  if (n < 2) return;
+  const KeyMerge merge = plan_key_merge(reinterpret_cast<const char*>(&items[0].first), sizeof(items[0]), n);
+  if (merge.dropped.empty()) return;
+  for (const auto& [first, last] : merge.moves) items[first].second = std::move(items[last].second);
   std::size_t kept = 0;
   for (std::size_t r = 0; r < n; ++r) {
-    if (dropped[r]) continue;
+    if (merge.dropped[r]) continue;
     if (kept != r) items[kept] = std::move(items[r]);
     ++kept;
   }
@@ -532,21 +548,6 @@ std::string decode_string(const V& v) {
   return std::string(v.get_string());
 }
 
-// The enum's integer, strictly: a JSON integer (no bools, floats or names).
-template <class V>
-std::int64_t decode_enum_number(const V& v, const char* allowed) {
-  switch (v.kind()) {
-    case JsonKind::Int: return v.get_int();
-    case JsonKind::UInt:
-    case JsonKind::BigInt: fail(IssueKind::Enum, "invalid enum value " + v.number_text() + ": input should be " + allowed);
-    case JsonKind::String:
-      fail(IssueKind::Enum, "invalid enum value '" + std::string(v.get_string()) + "': input should be " + allowed);
-    default:
-      fail(IssueKind::Enum, std::string("invalid enum value of type `") + kind_name(v.kind()) +
-                                "`: input should be " + allowed);
-  }
-}
-
 // ---- the writer: byte-identical to pydantic-core's model_dump_json ----
 
 inline void write_string(std::string& out, std::string_view s) {
@@ -638,12 +639,6 @@ inline void write_double(std::string& out, double x) {
 }
 
 inline void write_bool(std::string& out, bool b) { out += b ? "true" : "false"; }
-
-// A union member is decoded into the variant alternative `I`.
-template <std::size_t I, class Variant>
-auto& emplace_member(Variant& v) {
-  return v.template emplace<I>();
-}
 
 }  // namespace detail
 }  // namespace externspec

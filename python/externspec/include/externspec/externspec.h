@@ -1489,3191 +1489,861 @@ void encode_value(std::string& out, const OrderedMap<T>& v) {
   out += '}';
 }
 
-inline int field_index_SchemaVersion(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 5:
-      if (k == "major") return 0;
-      if (k == "minor") return 1;
-      return -1;
-    default:
-      return -1;
-  }
+// ---- the codec of structs, unions and enums (hand-written: codegen/cpp/codec.inc.h) ----
+//
+// The generated code declares data: per struct a table of its fields (`Fields<T>`), per union its
+// name (`UnionInfo<U>`; the members are its variant's alternatives, named by U::member_names), per
+// enum its name table (`EnumInfo<E>`). The wire rules live here, once, as Python keeps them in
+// externspec._modelbase: which keys name fields, unknown keys, missing required fields, the order
+// problems are reported in, a union's one non-null member, an enum's values. The engine works on
+// type-erased members (one decoder per member type, reached through the table), so a schema
+// compiles to a handful of shared functions rather than one unrolled function per type.
+
+// How a struct field may be absent from a document.
+enum class Presence : std::uint8_t {
+  Required,   // absent: "missing required field"
+  Optional,   // a std::optional member: absent (or null) reads as unset
+  Defaulted,  // absent: the member keeps its default
+};
+
+// The member pointer M = &C::m, as its type and an accessor on a type-erased C.
+template <auto M>
+struct MemberOf;
+template <class C, class T, T C::*M>
+struct MemberOf<M> {
+  using Type = T;
+  static void* at(void* object) { return &(static_cast<C*>(object)->*M); }
+};
+
+template <class V, class T>
+void decode_erased(const V& v, void* out, const Ctx& ctx) {
+  decode_value(v, *static_cast<T*>(out), ctx);
 }
+template <class T>
+void encode_erased(std::string& out, const void* value) {
+  encode_value(out, *static_cast<const T*>(value));
+}
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+// An optional member holds a value; any other member always does.
+template <class T>
+bool has_value(const void* value) {
+  if constexpr (is_optional<T>::value) return static_cast<const T*>(value)->has_value();
+  else return true;
+}
+
+// A table's view of a member: for the decoder of backend value V, or for the encoder.
 template <class V>
-void decode_value(const V& v, SchemaVersion& out, const Ctx& ctx) {
+struct Decoding {
+  struct Slot {
+    void* (*at)(void*);
+    void (*decode)(const V&, void*, const Ctx&);
+  };
+  template <auto M>
+  static constexpr Slot slot_of{&MemberOf<M>::at, &decode_erased<V, typename MemberOf<M>::Type>};
+};
+struct Encoding {
+  struct Slot {
+    void* (*at)(void*);
+    void (*encode)(std::string&, const void*);
+    bool (*has_value)(const void*);
+  };
+  template <auto M>
+  static constexpr Slot slot_of{&MemberOf<M>::at, &encode_erased<typename MemberOf<M>::Type>,
+                                &has_value<typename MemberOf<M>::Type>};
+};
+template <class Op, auto M>
+inline constexpr typename Op::Slot slot = Op::template slot_of<M>;
+
+// One entry of a struct's field table, in declaration order.
+template <class Op>
+struct Field {
+  std::string_view name;  // the JSON key
+  Presence presence;
+  typename Op::Slot slot;
+  bool omit_if_null = false;  // an unset optional is left out of the JSON (json.omit_if_null), not written null
+};
+
+// Specialized in externspec.h: `template <class Op> static constexpr std::array<Field<Op>, N> table`.
+template <class T>
+struct Fields;
+// Specialized in externspec.h: `static constexpr const char* name`, the union's schema name.
+template <class U>
+struct UnionInfo;
+
+// Whether a key is a name: byte by byte, as keys are short (a call to memcmp costs more).
+inline bool same_key(std::string_view key, std::string_view name) {
+  if (key.size() != name.size()) return false;
+  for (std::size_t i = 0; i < key.size(); ++i)
+    if (key[i] != name[i]) return false;
+  return true;
+}
+
+// The index of `key` among n names (name(i) is the i-th), or -1. Documents usually list the keys
+// in declaration order (encode and Python write them so): the search starts at the name after the
+// previous match, `next`, and wraps around.
+template <class Name>
+int find_key(std::string_view key, std::size_t n, Name name, std::size_t& next) {
+  std::size_t i = next < n ? next : 0;
+  for (std::size_t tried = 0; tried < n; ++tried) {
+    if (same_key(key, name(i))) {
+      next = i + 1;
+      return static_cast<int>(i);
+    }
+    if (++i == n) i = 0;
+  }
+  return -1;
+}
+
+// Decodes the object `v` into the struct `out` of n fields; slot and seen hold n entries.
+template <class V>
+void decode_fields(const V& v, void* out, const Field<Decoding<V>>* fields, std::size_t n, V* slot, bool* seen,
+                   const Ctx& ctx) {
   if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
   UnknownKeys unknown(ctx);
+  std::size_t next = 0;
   v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_SchemaVersion(key);
+    int i = find_key(key, n, [&](std::size_t k) { return fields[k].name; }, next);
     if (i >= 0) {
-      slot[i] = m;
+      slot[i] = m;  // a repeated key: the last one counts, as in Python
       seen[i] = true;
     } else if (ctx.forbid_unknown) {
       unknown.add(key);
     }
   });
   Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `major`");
-  else c.part(".major", [&] { decode_value(slot[0], out.major, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `minor`");
-  else c.part(".minor", [&] { decode_value(slot[1], out.minor, ctx); });
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& f = fields[i];
+    if (seen[i])
+      c.part_at_field(f.name, [&] { f.slot.decode(slot[i], f.slot.at(out), ctx); });
+    else if (f.presence == Presence::Required)
+      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`");
+  }
   unknown.report(c);
   c.finish();
 }
 
-inline void encode_value(std::string& out, const SchemaVersion& v) {
-  out += "{\"major\":";
-  encode_value(out, v.major);
-  out += ",\"minor\":";
-  encode_value(out, v.minor);
-  out += "}";
-}
-
-template <class V>
-void decode_value(const V& v, ArgumentKind& out, const Ctx&) {
-  static constexpr const char* allowed = "0, 1 or 2";
-  std::int64_t n = decode_enum_number(v, allowed);
-  switch (n) {
-    case 0:
-    case 1:
-    case 2:
-      out = static_cast<ArgumentKind>(n);
-      return;
-    default:
-      fail(IssueKind::Enum, "invalid enum value " + std::to_string(n) + ": input should be " + allowed);
-  }
-}
-inline void encode_value(std::string& out, ArgumentKind v) { write_int(out, static_cast<std::int64_t>(v)); }
-
-template <class V>
-void decode_value(const V& v, Layout& out, const Ctx&) {
-  static constexpr const char* allowed = "0, 1, 2, 3, 4, 5, 6 or 7";
-  std::int64_t n = decode_enum_number(v, allowed);
-  switch (n) {
-    case 0:
-    case 1:
-    case 2:
-    case 3:
-    case 4:
-    case 5:
-    case 6:
-    case 7:
-      out = static_cast<Layout>(n);
-      return;
-    default:
-      fail(IssueKind::Enum, "invalid enum value " + std::to_string(n) + ": input should be " + allowed);
-  }
-}
-inline void encode_value(std::string& out, Layout v) { write_int(out, static_cast<std::int64_t>(v)); }
-
-template <class V>
-void decode_value(const V& v, MemoryFormat& out, const Ctx&) {
-  static constexpr const char* allowed = "0, 1, 2, 3 or 4";
-  std::int64_t n = decode_enum_number(v, allowed);
-  switch (n) {
-    case 0:
-    case 1:
-    case 2:
-    case 3:
-    case 4:
-      out = static_cast<MemoryFormat>(n);
-      return;
-    default:
-      fail(IssueKind::Enum, "invalid enum value " + std::to_string(n) + ": input should be " + allowed);
-  }
-}
-inline void encode_value(std::string& out, MemoryFormat v) { write_int(out, static_cast<std::int64_t>(v)); }
-
-template <class V>
-void decode_value(const V& v, ScalarType& out, const Ctx&) {
-  static constexpr const char* allowed = "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 33, 34 or 35";
-  std::int64_t n = decode_enum_number(v, allowed);
-  switch (n) {
-    case 0:
-    case 1:
-    case 2:
-    case 3:
-    case 4:
-    case 5:
-    case 6:
-    case 7:
-    case 8:
-    case 9:
-    case 10:
-    case 11:
-    case 12:
-    case 13:
-    case 28:
-    case 29:
-    case 30:
-    case 31:
-    case 32:
-    case 33:
-    case 34:
-    case 35:
-      out = static_cast<ScalarType>(n);
-      return;
-    default:
-      fail(IssueKind::Enum, "invalid enum value " + std::to_string(n) + ": input should be " + allowed);
-  }
-}
-inline void encode_value(std::string& out, ScalarType v) { write_int(out, static_cast<std::int64_t>(v)); }
-
-inline int field_index_Device(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "type") return 0;
-      return -1;
-    case 5:
-      if (k == "index") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, Device& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_Device(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `type`");
-  else c.part(".type", [&] { decode_value(slot[0], out.type, ctx); });
-  if (seen[1]) c.part(".index", [&] { decode_value(slot[1], out.index, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const Device& v) {
-  out += "{\"type\":";
-  encode_value(out, v.type);
-  out += ",\"index\":";
-  encode_value(out, v.index);
-  out += "}";
-}
-
-inline int member_index_SymExprHint(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 6:
-      if (k == "as_int") return 0;
-      return -1;
-    case 7:
-      if (k == "as_bool") return 1;
-      return -1;
-    case 8:
-      if (k == "as_float") return 2;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, SymExprHint& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[3];
-  bool seen[3] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_SymExprHint(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[3] = {".as_int", ".as_bool", ".as_float"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 3; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        case 2: decode_value(slot[2], out.variant().template emplace<2>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 3; ++i)
-        if (seen[i]) names.push_back(SymExprHint::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("SymExprHint", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(SymExprHint::member_names[static_cast<std::size_t>(last)]) + "` of `SymExprHint` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const SymExprHint& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_int\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_bool\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    case 2:
-      out += "{\"as_float\":";
-      encode_value(out, std::get<2>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int field_index_SymExpr(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "hint") return 1;
-      return -1;
-    case 8:
-      if (k == "expr_str") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, SymExpr& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_SymExpr(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `expr_str`");
-  else c.part(".expr_str", [&] { decode_value(slot[0], out.expr_str, ctx); });
-  if (seen[1]) c.part(".hint", [&] { decode_value(slot[1], out.hint, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const SymExpr& v) {
-  out += "{\"expr_str\":";
-  encode_value(out, v.expr_str);
-  out += ",\"hint\":";
-  encode_value(out, v.hint);
-  out += "}";
-}
-
-inline int member_index_SymInt(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 6:
-      if (k == "as_int") return 1;
-      return -1;
-    case 7:
-      if (k == "as_expr") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, SymInt& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_SymInt(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[2] = {".as_expr", ".as_int"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 2; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 2; ++i)
-        if (seen[i]) names.push_back(SymInt::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("SymInt", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(SymInt::member_names[static_cast<std::size_t>(last)]) + "` of `SymInt` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const SymInt& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_expr\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_int\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int member_index_SymFloat(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 7:
-      if (k == "as_expr") return 0;
-      return -1;
-    case 8:
-      if (k == "as_float") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, SymFloat& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_SymFloat(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[2] = {".as_expr", ".as_float"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 2; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 2; ++i)
-        if (seen[i]) names.push_back(SymFloat::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("SymFloat", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(SymFloat::member_names[static_cast<std::size_t>(last)]) + "` of `SymFloat` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const SymFloat& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_expr\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_float\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int member_index_SymBool(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 7:
-      if (k == "as_expr") return 0;
-      if (k == "as_bool") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, SymBool& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_SymBool(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[2] = {".as_expr", ".as_bool"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 2; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 2; ++i)
-        if (seen[i]) names.push_back(SymBool::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("SymBool", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(SymBool::member_names[static_cast<std::size_t>(last)]) + "` of `SymBool` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const SymBool& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_expr\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_bool\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int field_index_TensorMeta(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 5:
-      if (k == "dtype") return 0;
-      if (k == "sizes") return 1;
-      return -1;
-    case 6:
-      if (k == "device") return 3;
-      if (k == "layout") return 6;
-      return -1;
-    case 7:
-      if (k == "strides") return 4;
-      return -1;
-    case 13:
-      if (k == "requires_grad") return 2;
-      return -1;
-    case 14:
-      if (k == "storage_offset") return 5;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, TensorMeta& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[7];
-  bool seen[7] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_TensorMeta(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `dtype`");
-  else c.part(".dtype", [&] { decode_value(slot[0], out.dtype, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `sizes`");
-  else c.part(".sizes", [&] { decode_value(slot[1], out.sizes, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `requires_grad`");
-  else c.part(".requires_grad", [&] { decode_value(slot[2], out.requires_grad, ctx); });
-  if (!seen[3]) c.here(IssueKind::Missing, "missing required field `device`");
-  else c.part(".device", [&] { decode_value(slot[3], out.device, ctx); });
-  if (!seen[4]) c.here(IssueKind::Missing, "missing required field `strides`");
-  else c.part(".strides", [&] { decode_value(slot[4], out.strides, ctx); });
-  if (!seen[5]) c.here(IssueKind::Missing, "missing required field `storage_offset`");
-  else c.part(".storage_offset", [&] { decode_value(slot[5], out.storage_offset, ctx); });
-  if (!seen[6]) c.here(IssueKind::Missing, "missing required field `layout`");
-  else c.part(".layout", [&] { decode_value(slot[6], out.layout, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const TensorMeta& v) {
-  out += "{\"dtype\":";
-  encode_value(out, v.dtype);
-  out += ",\"sizes\":";
-  encode_value(out, v.sizes);
-  out += ",\"requires_grad\":";
-  encode_value(out, v.requires_grad);
-  out += ",\"device\":";
-  encode_value(out, v.device);
-  out += ",\"strides\":";
-  encode_value(out, v.strides);
-  out += ",\"storage_offset\":";
-  encode_value(out, v.storage_offset);
-  out += ",\"layout\":";
-  encode_value(out, v.layout);
-  out += "}";
-}
-
-inline int member_index_SymIntArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 6:
-      if (k == "as_int") return 1;
-      return -1;
-    case 7:
-      if (k == "as_name") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, SymIntArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_SymIntArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[2] = {".as_name", ".as_int"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 2; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 2; ++i)
-        if (seen[i]) names.push_back(SymIntArgument::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("SymIntArgument", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(SymIntArgument::member_names[static_cast<std::size_t>(last)]) + "` of `SymIntArgument` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const SymIntArgument& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_name\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_int\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int member_index_SymFloatArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 7:
-      if (k == "as_name") return 0;
-      return -1;
-    case 8:
-      if (k == "as_float") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, SymFloatArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_SymFloatArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[2] = {".as_name", ".as_float"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 2; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 2; ++i)
-        if (seen[i]) names.push_back(SymFloatArgument::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("SymFloatArgument", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(SymFloatArgument::member_names[static_cast<std::size_t>(last)]) + "` of `SymFloatArgument` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const SymFloatArgument& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_name\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_float\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int member_index_SymBoolArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 7:
-      if (k == "as_name") return 0;
-      if (k == "as_bool") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, SymBoolArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_SymBoolArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[2] = {".as_name", ".as_bool"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 2; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 2; ++i)
-        if (seen[i]) names.push_back(SymBoolArgument::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("SymBoolArgument", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(SymBoolArgument::member_names[static_cast<std::size_t>(last)]) + "` of `SymBoolArgument` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const SymBoolArgument& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_name\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_bool\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int field_index_TensorArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "name") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, TensorArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_TensorArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `name`");
-  else c.part(".name", [&] { decode_value(slot[0], out.name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const TensorArgument& v) {
-  out += "{\"name\":";
-  encode_value(out, v.name);
-  out += "}";
-}
-
-inline int field_index_TokenArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "name") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, TokenArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_TokenArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `name`");
-  else c.part(".name", [&] { decode_value(slot[0], out.name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const TokenArgument& v) {
-  out += "{\"name\":";
-  encode_value(out, v.name);
-  out += "}";
-}
-
-inline int member_index_OptionalTensorArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 7:
-      if (k == "as_none") return 1;
-      return -1;
-    case 9:
-      if (k == "as_tensor") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, OptionalTensorArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_OptionalTensorArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[2] = {".as_tensor", ".as_none"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 2; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 2; ++i)
-        if (seen[i]) names.push_back(OptionalTensorArgument::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("OptionalTensorArgument", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(OptionalTensorArgument::member_names[static_cast<std::size_t>(last)]) + "` of `OptionalTensorArgument` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const OptionalTensorArgument& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_tensor\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_none\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int field_index_GraphArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "name") return 0;
-      return -1;
-    case 5:
-      if (k == "graph") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, GraphArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_GraphArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `name`");
-  else c.part(".name", [&] { decode_value(slot[0], out.name, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `graph`");
-  else c.part(".graph", [&] { decode_value(slot[1], *out.graph, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const GraphArgument& v) {
-  out += "{\"name\":";
-  encode_value(out, v.name);
-  out += ",\"graph\":";
-  encode_value(out, v.graph);
-  out += "}";
-}
-
-inline int field_index_CustomObjArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "name") return 0;
-      return -1;
-    case 9:
-      if (k == "class_fqn") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, CustomObjArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_CustomObjArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `name`");
-  else c.part(".name", [&] { decode_value(slot[0], out.name, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `class_fqn`");
-  else c.part(".class_fqn", [&] { decode_value(slot[1], out.class_fqn, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const CustomObjArgument& v) {
-  out += "{\"name\":";
-  encode_value(out, v.name);
-  out += ",\"class_fqn\":";
-  encode_value(out, v.class_fqn);
-  out += "}";
-}
-
-inline int field_index_ComplexValue(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "real") return 0;
-      if (k == "imag") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, ComplexValue& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_ComplexValue(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `real`");
-  else c.part(".real", [&] { decode_value(slot[0], out.real, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `imag`");
-  else c.part(".imag", [&] { decode_value(slot[1], out.imag, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const ComplexValue& v) {
-  out += "{\"real\":";
-  encode_value(out, v.real);
-  out += ",\"imag\":";
-  encode_value(out, v.imag);
-  out += "}";
-}
-
-inline int member_index_Argument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 6:
-      if (k == "as_int") return 3;
-      return -1;
-    case 7:
-      if (k == "as_none") return 0;
-      if (k == "as_ints") return 4;
-      if (k == "as_bool") return 15;
-      return -1;
-    case 8:
-      if (k == "as_float") return 5;
-      if (k == "as_bools") return 16;
-      if (k == "as_graph") return 19;
-      return -1;
-    case 9:
-      if (k == "as_tensor") return 1;
-      if (k == "as_floats") return 6;
-      if (k == "as_string") return 7;
-      if (k == "as_layout") return 13;
-      if (k == "as_device") return 14;
-      return -1;
-    case 10:
-      if (k == "as_tensors") return 2;
-      if (k == "as_strings") return 8;
-      if (k == "as_sym_int") return 9;
-      if (k == "as_complex") return 26;
-      return -1;
-    case 11:
-      if (k == "as_sym_ints") return 10;
-      if (k == "as_sym_bool") return 17;
-      if (k == "as_operator") return 22;
-      return -1;
-    case 12:
-      if (k == "as_sym_bools") return 18;
-      if (k == "as_sym_float") return 23;
-      if (k == "as_int_lists") return 28;
-      return -1;
-    case 13:
-      if (k == "as_custom_obj") return 21;
-      if (k == "as_sym_floats") return 24;
-      return -1;
-    case 14:
-      if (k == "as_scalar_type") return 11;
-      if (k == "as_float_lists") return 30;
-      return -1;
-    case 16:
-      if (k == "as_memory_format") return 12;
-      return -1;
-    case 17:
-      if (k == "as_nested_tensors") return 27;
-      return -1;
-    case 18:
-      if (k == "as_optional_tensor") return 25;
-      return -1;
-    case 19:
-      if (k == "as_optional_tensors") return 20;
-      return -1;
-    case 21:
-      if (k == "as_string_to_argument") return 29;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, Argument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[31];
-  bool seen[31] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_Argument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[31] = {".as_none", ".as_tensor", ".as_tensors", ".as_int", ".as_ints", ".as_float", ".as_floats", ".as_string", ".as_strings", ".as_sym_int", ".as_sym_ints", ".as_scalar_type", ".as_memory_format", ".as_layout", ".as_device", ".as_bool", ".as_bools", ".as_sym_bool", ".as_sym_bools", ".as_graph", ".as_optional_tensors", ".as_custom_obj", ".as_operator", ".as_sym_float", ".as_sym_floats", ".as_optional_tensor", ".as_complex", ".as_nested_tensors", ".as_int_lists", ".as_string_to_argument", ".as_float_lists"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 31; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        case 2: decode_value(slot[2], out.variant().template emplace<2>(), ctx); break;
-        case 3: decode_value(slot[3], out.variant().template emplace<3>(), ctx); break;
-        case 4: decode_value(slot[4], out.variant().template emplace<4>(), ctx); break;
-        case 5: decode_value(slot[5], out.variant().template emplace<5>(), ctx); break;
-        case 6: decode_value(slot[6], out.variant().template emplace<6>(), ctx); break;
-        case 7: decode_value(slot[7], out.variant().template emplace<7>(), ctx); break;
-        case 8: decode_value(slot[8], out.variant().template emplace<8>(), ctx); break;
-        case 9: decode_value(slot[9], out.variant().template emplace<9>(), ctx); break;
-        case 10: decode_value(slot[10], out.variant().template emplace<10>(), ctx); break;
-        case 11: decode_value(slot[11], out.variant().template emplace<11>(), ctx); break;
-        case 12: decode_value(slot[12], out.variant().template emplace<12>(), ctx); break;
-        case 13: decode_value(slot[13], out.variant().template emplace<13>(), ctx); break;
-        case 14: decode_value(slot[14], out.variant().template emplace<14>(), ctx); break;
-        case 15: decode_value(slot[15], out.variant().template emplace<15>(), ctx); break;
-        case 16: decode_value(slot[16], out.variant().template emplace<16>(), ctx); break;
-        case 17: decode_value(slot[17], out.variant().template emplace<17>(), ctx); break;
-        case 18: decode_value(slot[18], out.variant().template emplace<18>(), ctx); break;
-        case 19: decode_value(slot[19], out.variant().template emplace<19>(), ctx); break;
-        case 20: decode_value(slot[20], out.variant().template emplace<20>(), ctx); break;
-        case 21: decode_value(slot[21], out.variant().template emplace<21>(), ctx); break;
-        case 22: decode_value(slot[22], out.variant().template emplace<22>(), ctx); break;
-        case 23: decode_value(slot[23], out.variant().template emplace<23>(), ctx); break;
-        case 24: decode_value(slot[24], out.variant().template emplace<24>(), ctx); break;
-        case 25: decode_value(slot[25], out.variant().template emplace<25>(), ctx); break;
-        case 26: decode_value(slot[26], out.variant().template emplace<26>(), ctx); break;
-        case 27: decode_value(slot[27], out.variant().template emplace<27>(), ctx); break;
-        case 28: decode_value(slot[28], out.variant().template emplace<28>(), ctx); break;
-        case 29: decode_value(slot[29], out.variant().template emplace<29>(), ctx); break;
-        case 30: decode_value(slot[30], out.variant().template emplace<30>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 31; ++i)
-        if (seen[i]) names.push_back(Argument::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("Argument", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(Argument::member_names[static_cast<std::size_t>(last)]) + "` of `Argument` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const Argument& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_none\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_tensor\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    case 2:
-      out += "{\"as_tensors\":";
-      encode_value(out, std::get<2>(v.variant()));
-      break;
-    case 3:
-      out += "{\"as_int\":";
-      encode_value(out, std::get<3>(v.variant()));
-      break;
-    case 4:
-      out += "{\"as_ints\":";
-      encode_value(out, std::get<4>(v.variant()));
-      break;
-    case 5:
-      out += "{\"as_float\":";
-      encode_value(out, std::get<5>(v.variant()));
-      break;
-    case 6:
-      out += "{\"as_floats\":";
-      encode_value(out, std::get<6>(v.variant()));
-      break;
-    case 7:
-      out += "{\"as_string\":";
-      encode_value(out, std::get<7>(v.variant()));
-      break;
-    case 8:
-      out += "{\"as_strings\":";
-      encode_value(out, std::get<8>(v.variant()));
-      break;
-    case 9:
-      out += "{\"as_sym_int\":";
-      encode_value(out, std::get<9>(v.variant()));
-      break;
-    case 10:
-      out += "{\"as_sym_ints\":";
-      encode_value(out, std::get<10>(v.variant()));
-      break;
-    case 11:
-      out += "{\"as_scalar_type\":";
-      encode_value(out, std::get<11>(v.variant()));
-      break;
-    case 12:
-      out += "{\"as_memory_format\":";
-      encode_value(out, std::get<12>(v.variant()));
-      break;
-    case 13:
-      out += "{\"as_layout\":";
-      encode_value(out, std::get<13>(v.variant()));
-      break;
-    case 14:
-      out += "{\"as_device\":";
-      encode_value(out, std::get<14>(v.variant()));
-      break;
-    case 15:
-      out += "{\"as_bool\":";
-      encode_value(out, std::get<15>(v.variant()));
-      break;
-    case 16:
-      out += "{\"as_bools\":";
-      encode_value(out, std::get<16>(v.variant()));
-      break;
-    case 17:
-      out += "{\"as_sym_bool\":";
-      encode_value(out, std::get<17>(v.variant()));
-      break;
-    case 18:
-      out += "{\"as_sym_bools\":";
-      encode_value(out, std::get<18>(v.variant()));
-      break;
-    case 19:
-      out += "{\"as_graph\":";
-      encode_value(out, std::get<19>(v.variant()));
-      break;
-    case 20:
-      out += "{\"as_optional_tensors\":";
-      encode_value(out, std::get<20>(v.variant()));
-      break;
-    case 21:
-      out += "{\"as_custom_obj\":";
-      encode_value(out, std::get<21>(v.variant()));
-      break;
-    case 22:
-      out += "{\"as_operator\":";
-      encode_value(out, std::get<22>(v.variant()));
-      break;
-    case 23:
-      out += "{\"as_sym_float\":";
-      encode_value(out, std::get<23>(v.variant()));
-      break;
-    case 24:
-      out += "{\"as_sym_floats\":";
-      encode_value(out, std::get<24>(v.variant()));
-      break;
-    case 25:
-      out += "{\"as_optional_tensor\":";
-      encode_value(out, std::get<25>(v.variant()));
-      break;
-    case 26:
-      out += "{\"as_complex\":";
-      encode_value(out, std::get<26>(v.variant()));
-      break;
-    case 27:
-      out += "{\"as_nested_tensors\":";
-      encode_value(out, std::get<27>(v.variant()));
-      break;
-    case 28:
-      out += "{\"as_int_lists\":";
-      encode_value(out, std::get<28>(v.variant()));
-      break;
-    case 29:
-      out += "{\"as_string_to_argument\":";
-      encode_value(out, std::get<29>(v.variant()));
-      break;
-    case 30:
-      out += "{\"as_float_lists\":";
-      encode_value(out, std::get<30>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int field_index_NamedArgument(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 1;
-      return -1;
-    case 4:
-      if (k == "name") return 0;
-      if (k == "kind") return 2;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, NamedArgument& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[3];
-  bool seen[3] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_NamedArgument(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `name`");
-  else c.part(".name", [&] { decode_value(slot[0], out.name, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[1], out.arg, ctx); });
-  if (seen[2]) c.part(".kind", [&] { decode_value(slot[2], out.kind, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const NamedArgument& v) {
-  out += "{\"name\":";
-  encode_value(out, v.name);
-  out += ",\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"kind\":";
-  encode_value(out, v.kind);
-  out += "}";
-}
-
-inline int field_index_Node(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "name") return 5;
-      return -1;
-    case 6:
-      if (k == "target") return 0;
-      if (k == "inputs") return 1;
-      return -1;
-    case 7:
-      if (k == "outputs") return 2;
-      return -1;
-    case 8:
-      if (k == "metadata") return 3;
-      return -1;
-    case 27:
-      if (k == "is_hop_single_tensor_return") return 4;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, Node& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[6];
-  bool seen[6] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_Node(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `target`");
-  else c.part(".target", [&] { decode_value(slot[0], out.target, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `inputs`");
-  else c.part(".inputs", [&] { decode_value(slot[1], out.inputs, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `outputs`");
-  else c.part(".outputs", [&] { decode_value(slot[2], out.outputs, ctx); });
-  if (!seen[3]) c.here(IssueKind::Missing, "missing required field `metadata`");
-  else c.part(".metadata", [&] { decode_value(slot[3], out.metadata, ctx); });
-  if (seen[4]) c.part(".is_hop_single_tensor_return", [&] { decode_value(slot[4], out.is_hop_single_tensor_return, ctx); });
-  if (seen[5]) c.part(".name", [&] { decode_value(slot[5], out.name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const Node& v) {
-  out += "{\"target\":";
-  encode_value(out, v.target);
-  out += ",\"inputs\":";
-  encode_value(out, v.inputs);
-  out += ",\"outputs\":";
-  encode_value(out, v.outputs);
-  out += ",\"metadata\":";
-  encode_value(out, v.metadata);
-  out += ",\"is_hop_single_tensor_return\":";
-  encode_value(out, v.is_hop_single_tensor_return);
-  out += ",\"name\":";
-  encode_value(out, v.name);
-  out += "}";
-}
-
-inline int field_index_Graph(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 5:
-      if (k == "nodes") return 2;
-      return -1;
-    case 6:
-      if (k == "inputs") return 0;
-      return -1;
-    case 7:
-      if (k == "outputs") return 1;
-      return -1;
-    case 13:
-      if (k == "tensor_values") return 3;
-      return -1;
-    case 14:
-      if (k == "sym_int_values") return 4;
-      return -1;
-    case 15:
-      if (k == "sym_bool_values") return 5;
-      return -1;
-    case 16:
-      if (k == "sym_float_values") return 8;
-      return -1;
-    case 17:
-      if (k == "custom_obj_values") return 7;
-      return -1;
-    case 23:
-      if (k == "is_single_tensor_return") return 6;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, Graph& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[9];
-  bool seen[9] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_Graph(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `inputs`");
-  else c.part(".inputs", [&] { decode_value(slot[0], out.inputs, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `outputs`");
-  else c.part(".outputs", [&] { decode_value(slot[1], out.outputs, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `nodes`");
-  else c.part(".nodes", [&] { decode_value(slot[2], out.nodes, ctx); });
-  if (!seen[3]) c.here(IssueKind::Missing, "missing required field `tensor_values`");
-  else c.part(".tensor_values", [&] { decode_value(slot[3], out.tensor_values, ctx); });
-  if (!seen[4]) c.here(IssueKind::Missing, "missing required field `sym_int_values`");
-  else c.part(".sym_int_values", [&] { decode_value(slot[4], out.sym_int_values, ctx); });
-  if (!seen[5]) c.here(IssueKind::Missing, "missing required field `sym_bool_values`");
-  else c.part(".sym_bool_values", [&] { decode_value(slot[5], out.sym_bool_values, ctx); });
-  if (seen[6]) c.part(".is_single_tensor_return", [&] { decode_value(slot[6], out.is_single_tensor_return, ctx); });
-  if (seen[7]) c.part(".custom_obj_values", [&] { decode_value(slot[7], out.custom_obj_values, ctx); });
-  if (seen[8]) c.part(".sym_float_values", [&] { decode_value(slot[8], out.sym_float_values, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const Graph& v) {
-  out += "{\"inputs\":";
-  encode_value(out, v.inputs);
-  out += ",\"outputs\":";
-  encode_value(out, v.outputs);
-  out += ",\"nodes\":";
-  encode_value(out, v.nodes);
-  out += ",\"tensor_values\":";
-  encode_value(out, v.tensor_values);
-  out += ",\"sym_int_values\":";
-  encode_value(out, v.sym_int_values);
-  out += ",\"sym_bool_values\":";
-  encode_value(out, v.sym_bool_values);
-  out += ",\"is_single_tensor_return\":";
-  encode_value(out, v.is_single_tensor_return);
-  out += ",\"custom_obj_values\":";
-  encode_value(out, v.custom_obj_values);
-  out += ",\"sym_float_values\":";
-  encode_value(out, v.sym_float_values);
-  out += "}";
-}
-
-inline int field_index_UserInputSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, UserInputSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_UserInputSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const UserInputSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += "}";
-}
-
-inline int member_index_ConstantValue(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 6:
-      if (k == "as_int") return 1;
-      return -1;
-    case 7:
-      if (k == "as_none") return 0;
-      if (k == "as_bool") return 4;
-      return -1;
-    case 8:
-      if (k == "as_float") return 2;
-      return -1;
-    case 9:
-      if (k == "as_string") return 3;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, ConstantValue& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[5];
-  bool seen[5] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_ConstantValue(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[5] = {".as_none", ".as_int", ".as_float", ".as_string", ".as_bool"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 5; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        case 2: decode_value(slot[2], out.variant().template emplace<2>(), ctx); break;
-        case 3: decode_value(slot[3], out.variant().template emplace<3>(), ctx); break;
-        case 4: decode_value(slot[4], out.variant().template emplace<4>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 5; ++i)
-        if (seen[i]) names.push_back(ConstantValue::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("ConstantValue", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(ConstantValue::member_names[static_cast<std::size_t>(last)]) + "` of `ConstantValue` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const ConstantValue& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"as_none\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"as_int\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    case 2:
-      out += "{\"as_float\":";
-      encode_value(out, std::get<2>(v.variant()));
-      break;
-    case 3:
-      out += "{\"as_string\":";
-      encode_value(out, std::get<3>(v.variant()));
-      break;
-    case 4:
-      out += "{\"as_bool\":";
-      encode_value(out, std::get<4>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int field_index_InputToConstantInputSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "name") return 0;
-      return -1;
-    case 5:
-      if (k == "value") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, InputToConstantInputSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_InputToConstantInputSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `name`");
-  else c.part(".name", [&] { decode_value(slot[0], out.name, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `value`");
-  else c.part(".value", [&] { decode_value(slot[1], out.value, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const InputToConstantInputSpec& v) {
-  out += "{\"name\":";
-  encode_value(out, v.name);
-  out += ",\"value\":";
-  encode_value(out, v.value);
-  out += "}";
-}
-
-inline int field_index_InputToParameterSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 14:
-      if (k == "parameter_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, InputToParameterSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_InputToParameterSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `parameter_name`");
-  else c.part(".parameter_name", [&] { decode_value(slot[1], out.parameter_name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const InputToParameterSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"parameter_name\":";
-  encode_value(out, v.parameter_name);
-  out += "}";
-}
-
-inline int field_index_InputToBufferSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 10:
-      if (k == "persistent") return 2;
-      return -1;
-    case 11:
-      if (k == "buffer_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, InputToBufferSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[3];
-  bool seen[3] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_InputToBufferSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `buffer_name`");
-  else c.part(".buffer_name", [&] { decode_value(slot[1], out.buffer_name, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `persistent`");
-  else c.part(".persistent", [&] { decode_value(slot[2], out.persistent, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const InputToBufferSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"buffer_name\":";
-  encode_value(out, v.buffer_name);
-  out += ",\"persistent\":";
-  encode_value(out, v.persistent);
-  out += "}";
-}
-
-inline int field_index_InputToTensorConstantSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 20:
-      if (k == "tensor_constant_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, InputToTensorConstantSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_InputToTensorConstantSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `tensor_constant_name`");
-  else c.part(".tensor_constant_name", [&] { decode_value(slot[1], out.tensor_constant_name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const InputToTensorConstantSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"tensor_constant_name\":";
-  encode_value(out, v.tensor_constant_name);
-  out += "}";
-}
-
-inline int field_index_InputToCustomObjSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 15:
-      if (k == "custom_obj_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, InputToCustomObjSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_InputToCustomObjSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `custom_obj_name`");
-  else c.part(".custom_obj_name", [&] { decode_value(slot[1], out.custom_obj_name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const InputToCustomObjSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"custom_obj_name\":";
-  encode_value(out, v.custom_obj_name);
-  out += "}";
-}
-
-inline int field_index_InputTokenSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, InputTokenSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_InputTokenSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const InputTokenSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += "}";
-}
-
-inline int member_index_InputSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 5:
-      if (k == "token") return 5;
-      return -1;
-    case 6:
-      if (k == "buffer") return 2;
-      return -1;
-    case 9:
-      if (k == "parameter") return 1;
-      return -1;
-    case 10:
-      if (k == "user_input") return 0;
-      if (k == "custom_obj") return 4;
-      return -1;
-    case 14:
-      if (k == "constant_input") return 6;
-      return -1;
-    case 15:
-      if (k == "tensor_constant") return 3;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, InputSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[7];
-  bool seen[7] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_InputSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[7] = {".user_input", ".parameter", ".buffer", ".tensor_constant", ".custom_obj", ".token", ".constant_input"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 7; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        case 2: decode_value(slot[2], out.variant().template emplace<2>(), ctx); break;
-        case 3: decode_value(slot[3], out.variant().template emplace<3>(), ctx); break;
-        case 4: decode_value(slot[4], out.variant().template emplace<4>(), ctx); break;
-        case 5: decode_value(slot[5], out.variant().template emplace<5>(), ctx); break;
-        case 6: decode_value(slot[6], out.variant().template emplace<6>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 7; ++i)
-        if (seen[i]) names.push_back(InputSpec::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("InputSpec", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(InputSpec::member_names[static_cast<std::size_t>(last)]) + "` of `InputSpec` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const InputSpec& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"user_input\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"parameter\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    case 2:
-      out += "{\"buffer\":";
-      encode_value(out, std::get<2>(v.variant()));
-      break;
-    case 3:
-      out += "{\"tensor_constant\":";
-      encode_value(out, std::get<3>(v.variant()));
-      break;
-    case 4:
-      out += "{\"custom_obj\":";
-      encode_value(out, std::get<4>(v.variant()));
-      break;
-    case 5:
-      out += "{\"token\":";
-      encode_value(out, std::get<5>(v.variant()));
-      break;
-    case 6:
-      out += "{\"constant_input\":";
-      encode_value(out, std::get<6>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int field_index_UserOutputSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, UserOutputSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_UserOutputSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const UserOutputSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += "}";
-}
-
-inline int field_index_LossOutputSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, LossOutputSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_LossOutputSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const LossOutputSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += "}";
-}
-
-inline int field_index_BufferMutationSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 11:
-      if (k == "buffer_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, BufferMutationSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_BufferMutationSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `buffer_name`");
-  else c.part(".buffer_name", [&] { decode_value(slot[1], out.buffer_name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const BufferMutationSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"buffer_name\":";
-  encode_value(out, v.buffer_name);
-  out += "}";
-}
-
-inline int field_index_ParameterMutationSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 14:
-      if (k == "parameter_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, ParameterMutationSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_ParameterMutationSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `parameter_name`");
-  else c.part(".parameter_name", [&] { decode_value(slot[1], out.parameter_name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const ParameterMutationSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"parameter_name\":";
-  encode_value(out, v.parameter_name);
-  out += "}";
-}
-
-inline int field_index_GradientToParameterSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 14:
-      if (k == "parameter_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, GradientToParameterSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_GradientToParameterSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `parameter_name`");
-  else c.part(".parameter_name", [&] { decode_value(slot[1], out.parameter_name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const GradientToParameterSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"parameter_name\":";
-  encode_value(out, v.parameter_name);
-  out += "}";
-}
-
-inline int field_index_GradientToUserInputSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 15:
-      if (k == "user_input_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, GradientToUserInputSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_GradientToUserInputSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `user_input_name`");
-  else c.part(".user_input_name", [&] { decode_value(slot[1], out.user_input_name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const GradientToUserInputSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"user_input_name\":";
-  encode_value(out, v.user_input_name);
-  out += "}";
-}
-
-inline int field_index_UserInputMutationSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    case 15:
-      if (k == "user_input_name") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, UserInputMutationSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_UserInputMutationSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `user_input_name`");
-  else c.part(".user_input_name", [&] { decode_value(slot[1], out.user_input_name, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const UserInputMutationSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += ",\"user_input_name\":";
-  encode_value(out, v.user_input_name);
-  out += "}";
-}
-
-inline int field_index_OutputTokenSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "arg") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, OutputTokenSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_OutputTokenSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `arg`");
-  else c.part(".arg", [&] { decode_value(slot[0], out.arg, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const OutputTokenSpec& v) {
-  out += "{\"arg\":";
-  encode_value(out, v.arg);
-  out += "}";
-}
-
-inline int member_index_OutputSpec(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 5:
-      if (k == "token") return 6;
-      return -1;
-    case 11:
-      if (k == "user_output") return 0;
-      if (k == "loss_output") return 1;
-      return -1;
-    case 15:
-      if (k == "buffer_mutation") return 2;
-      return -1;
-    case 18:
-      if (k == "parameter_mutation") return 7;
-      return -1;
-    case 19:
-      if (k == "user_input_mutation") return 5;
-      return -1;
-    case 21:
-      if (k == "gradient_to_parameter") return 3;
-      return -1;
-    case 22:
-      if (k == "gradient_to_user_input") return 4;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, OutputSpec& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[8];
-  bool seen[8] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = member_index_OutputSpec(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  static constexpr std::string_view segments[8] = {".user_output", ".loss_output", ".buffer_mutation", ".gradient_to_parameter", ".gradient_to_user_input", ".user_input_mutation", ".token", ".parameter_mutation"};
-  int count = 0, last = -1;
-  bool null_member = false;
-  for (int i = 0; i < 8; ++i) {
-    if (!seen[i]) continue;
-    ++count;
-    last = i;
-    if (slot[i].kind() == JsonKind::Null) {
-      null_member = true;
-      continue;
-    }
-    c.part(segments[i], [&] {
-      switch (i) {
-        case 0: decode_value(slot[0], out.variant().template emplace<0>(), ctx); break;
-        case 1: decode_value(slot[1], out.variant().template emplace<1>(), ctx); break;
-        case 2: decode_value(slot[2], out.variant().template emplace<2>(), ctx); break;
-        case 3: decode_value(slot[3], out.variant().template emplace<3>(), ctx); break;
-        case 4: decode_value(slot[4], out.variant().template emplace<4>(), ctx); break;
-        case 5: decode_value(slot[5], out.variant().template emplace<5>(), ctx); break;
-        case 6: decode_value(slot[6], out.variant().template emplace<6>(), ctx); break;
-        case 7: decode_value(slot[7], out.variant().template emplace<7>(), ctx); break;
-        default: break;
-      }
-    });
-  }
-  unknown.report(c);
-  if (c.ok()) {
-    if (count != 1) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i < 8; ++i)
-        if (seen[i]) names.push_back(OutputSpec::member_names[static_cast<std::size_t>(i)]);
-      c.here(IssueKind::Union, union_arity_message("OutputSpec", names));
-    } else if (null_member) {
-      c.here(IssueKind::Union, std::string("member `") + std::string(OutputSpec::member_names[static_cast<std::size_t>(last)]) + "` of `OutputSpec` is null");
-    }
-  }
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const OutputSpec& v) {
-  switch (v.variant().index()) {
-    case 0:
-      out += "{\"user_output\":";
-      encode_value(out, std::get<0>(v.variant()));
-      break;
-    case 1:
-      out += "{\"loss_output\":";
-      encode_value(out, std::get<1>(v.variant()));
-      break;
-    case 2:
-      out += "{\"buffer_mutation\":";
-      encode_value(out, std::get<2>(v.variant()));
-      break;
-    case 3:
-      out += "{\"gradient_to_parameter\":";
-      encode_value(out, std::get<3>(v.variant()));
-      break;
-    case 4:
-      out += "{\"gradient_to_user_input\":";
-      encode_value(out, std::get<4>(v.variant()));
-      break;
-    case 5:
-      out += "{\"user_input_mutation\":";
-      encode_value(out, std::get<5>(v.variant()));
-      break;
-    case 6:
-      out += "{\"token\":";
-      encode_value(out, std::get<6>(v.variant()));
-      break;
-    case 7:
-      out += "{\"parameter_mutation\":";
-      encode_value(out, std::get<7>(v.variant()));
-      break;
-    default:
-      break;
-  }
-  out += '}';
-}
-
-inline int field_index_GraphSignature(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 11:
-      if (k == "input_specs") return 0;
-      return -1;
-    case 12:
-      if (k == "output_specs") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, GraphSignature& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_GraphSignature(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `input_specs`");
-  else c.part(".input_specs", [&] { decode_value(slot[0], out.input_specs, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `output_specs`");
-  else c.part(".output_specs", [&] { decode_value(slot[1], out.output_specs, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const GraphSignature& v) {
-  out += "{\"input_specs\":";
-  encode_value(out, v.input_specs);
-  out += ",\"output_specs\":";
-  encode_value(out, v.output_specs);
-  out += "}";
-}
-
-inline int field_index_RangeConstraint(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 7:
-      if (k == "min_val") return 0;
-      if (k == "max_val") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, RangeConstraint& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_RangeConstraint(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (seen[0]) c.part(".min_val", [&] { decode_value(slot[0], out.min_val, ctx); });
-  if (seen[1]) c.part(".max_val", [&] { decode_value(slot[1], out.max_val, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const RangeConstraint& v) {
-  out += "{\"min_val\":";
-  encode_value(out, v.min_val);
-  out += ",\"max_val\":";
-  encode_value(out, v.max_val);
-  out += "}";
-}
-
-inline int field_index_ModuleCallSignature(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 6:
-      if (k == "inputs") return 0;
-      return -1;
-    case 7:
-      if (k == "outputs") return 1;
-      if (k == "in_spec") return 2;
-      return -1;
-    case 8:
-      if (k == "out_spec") return 3;
-      return -1;
-    case 17:
-      if (k == "forward_arg_names") return 4;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, ModuleCallSignature& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[5];
-  bool seen[5] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_ModuleCallSignature(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `inputs`");
-  else c.part(".inputs", [&] { decode_value(slot[0], out.inputs, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `outputs`");
-  else c.part(".outputs", [&] { decode_value(slot[1], out.outputs, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `in_spec`");
-  else c.part(".in_spec", [&] { decode_value(slot[2], out.in_spec, ctx); });
-  if (!seen[3]) c.here(IssueKind::Missing, "missing required field `out_spec`");
-  else c.part(".out_spec", [&] { decode_value(slot[3], out.out_spec, ctx); });
-  if (seen[4]) c.part(".forward_arg_names", [&] { decode_value(slot[4], out.forward_arg_names, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const ModuleCallSignature& v) {
-  out += "{\"inputs\":";
-  encode_value(out, v.inputs);
-  out += ",\"outputs\":";
-  encode_value(out, v.outputs);
-  out += ",\"in_spec\":";
-  encode_value(out, v.in_spec);
-  out += ",\"out_spec\":";
-  encode_value(out, v.out_spec);
-  out += ",\"forward_arg_names\":";
-  encode_value(out, v.forward_arg_names);
-  out += "}";
-}
-
-inline int field_index_ModuleCallEntry(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 3:
-      if (k == "fqn") return 0;
-      return -1;
-    case 9:
-      if (k == "signature") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, ModuleCallEntry& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_ModuleCallEntry(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `fqn`");
-  else c.part(".fqn", [&] { decode_value(slot[0], out.fqn, ctx); });
-  if (seen[1]) c.part(".signature", [&] { decode_value(slot[1], out.signature, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const ModuleCallEntry& v) {
-  out += "{\"fqn\":";
-  encode_value(out, v.fqn);
-  out += ",\"signature\":";
-  encode_value(out, v.signature);
-  out += "}";
-}
-
-inline int field_index_NamedTupleDef(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 11:
-      if (k == "field_names") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, NamedTupleDef& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_NamedTupleDef(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `field_names`");
-  else c.part(".field_names", [&] { decode_value(slot[0], out.field_names, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const NamedTupleDef& v) {
-  out += "{\"field_names\":";
-  encode_value(out, v.field_names);
-  out += "}";
-}
-
-inline int field_index_GraphModule(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 5:
-      if (k == "graph") return 0;
-      return -1;
-    case 8:
-      if (k == "metadata") return 3;
-      return -1;
-    case 9:
-      if (k == "signature") return 1;
-      return -1;
-    case 17:
-      if (k == "module_call_graph") return 2;
-      return -1;
-    case 26:
-      if (k == "treespec_namedtuple_fields") return 4;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, GraphModule& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[5];
-  bool seen[5] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_GraphModule(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `graph`");
-  else c.part(".graph", [&] { decode_value(slot[0], out.graph, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `signature`");
-  else c.part(".signature", [&] { decode_value(slot[1], out.signature, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `module_call_graph`");
-  else c.part(".module_call_graph", [&] { decode_value(slot[2], out.module_call_graph, ctx); });
-  if (seen[3]) c.part(".metadata", [&] { decode_value(slot[3], out.metadata, ctx); });
-  if (seen[4]) c.part(".treespec_namedtuple_fields", [&] { decode_value(slot[4], out.treespec_namedtuple_fields, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const GraphModule& v) {
-  out += "{\"graph\":";
-  encode_value(out, v.graph);
-  out += ",\"signature\":";
-  encode_value(out, v.signature);
-  out += ",\"module_call_graph\":";
-  encode_value(out, v.module_call_graph);
-  out += ",\"metadata\":";
-  encode_value(out, v.metadata);
-  out += ",\"treespec_namedtuple_fields\":";
-  encode_value(out, v.treespec_namedtuple_fields);
-  out += "}";
-}
-
-inline int field_index_ExportedProgram(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 9:
-      if (k == "verifiers") return 4;
-      return -1;
-    case 11:
-      if (k == "guards_code") return 6;
-      return -1;
-    case 12:
-      if (k == "graph_module") return 0;
-      return -1;
-    case 13:
-      if (k == "opset_version") return 1;
-      if (k == "torch_version") return 5;
-      return -1;
-    case 14:
-      if (k == "schema_version") return 3;
-      return -1;
-    case 17:
-      if (k == "range_constraints") return 2;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, ExportedProgram& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[7];
-  bool seen[7] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_ExportedProgram(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `graph_module`");
-  else c.part(".graph_module", [&] { decode_value(slot[0], out.graph_module, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `opset_version`");
-  else c.part(".opset_version", [&] { decode_value(slot[1], out.opset_version, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `range_constraints`");
-  else c.part(".range_constraints", [&] { decode_value(slot[2], out.range_constraints, ctx); });
-  if (!seen[3]) c.here(IssueKind::Missing, "missing required field `schema_version`");
-  else c.part(".schema_version", [&] { decode_value(slot[3], out.schema_version, ctx); });
-  if (seen[4]) c.part(".verifiers", [&] { decode_value(slot[4], out.verifiers, ctx); });
-  if (seen[5]) c.part(".torch_version", [&] { decode_value(slot[5], out.torch_version, ctx); });
-  if (seen[6]) c.part(".guards_code", [&] { decode_value(slot[6], out.guards_code, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const ExportedProgram& v) {
-  out += "{\"graph_module\":";
-  encode_value(out, v.graph_module);
-  out += ",\"opset_version\":";
-  encode_value(out, v.opset_version);
-  out += ",\"range_constraints\":";
-  encode_value(out, v.range_constraints);
-  out += ",\"schema_version\":";
-  encode_value(out, v.schema_version);
-  out += ",\"verifiers\":";
-  encode_value(out, v.verifiers);
-  out += ",\"torch_version\":";
-  encode_value(out, v.torch_version);
-  out += ",\"guards_code\":";
-  encode_value(out, v.guards_code);
-  out += "}";
-}
-
-inline int field_index_PayloadMeta(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 8:
-      if (k == "is_param") return 1;
-      return -1;
-    case 9:
-      if (k == "path_name") return 0;
-      return -1;
-    case 10:
-      if (k == "use_pickle") return 2;
-      return -1;
-    case 11:
-      if (k == "tensor_meta") return 3;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, PayloadMeta& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[4];
-  bool seen[4] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_PayloadMeta(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `path_name`");
-  else c.part(".path_name", [&] { decode_value(slot[0], out.path_name, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `is_param`");
-  else c.part(".is_param", [&] { decode_value(slot[1], out.is_param, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `use_pickle`");
-  else c.part(".use_pickle", [&] { decode_value(slot[2], out.use_pickle, ctx); });
-  if (seen[3]) c.part(".tensor_meta", [&] { decode_value(slot[3], out.tensor_meta, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const PayloadMeta& v) {
-  out += "{\"path_name\":";
-  encode_value(out, v.path_name);
-  out += ",\"is_param\":";
-  encode_value(out, v.is_param);
-  out += ",\"use_pickle\":";
-  encode_value(out, v.use_pickle);
-  out += ",\"tensor_meta\":";
-  encode_value(out, v.tensor_meta);
-  out += "}";
-}
-
-inline int field_index_PayloadConfig(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 6:
-      if (k == "config") return 0;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, PayloadConfig& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[1];
-  bool seen[1] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_PayloadConfig(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `config`");
-  else c.part(".config", [&] { decode_value(slot[0], out.config, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const PayloadConfig& v) {
-  out += "{\"config\":";
-  encode_value(out, v.config);
-  out += "}";
-}
-
-inline int field_index_AOTInductorModelPickleData(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 11:
-      if (k == "input_names") return 1;
-      return -1;
-    case 12:
-      if (k == "output_names") return 2;
-      return -1;
-    case 16:
-      if (k == "library_basename") return 0;
-      return -1;
-    case 25:
-      if (k == "aot_inductor_model_is_cpu") return 5;
-      return -1;
-    case 26:
-      if (k == "floating_point_input_dtype") return 3;
-      return -1;
-    case 27:
-      if (k == "floating_point_output_dtype") return 4;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, AOTInductorModelPickleData& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[6];
-  bool seen[6] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_AOTInductorModelPickleData(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `library_basename`");
-  else c.part(".library_basename", [&] { decode_value(slot[0], out.library_basename, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `input_names`");
-  else c.part(".input_names", [&] { decode_value(slot[1], out.input_names, ctx); });
-  if (!seen[2]) c.here(IssueKind::Missing, "missing required field `output_names`");
-  else c.part(".output_names", [&] { decode_value(slot[2], out.output_names, ctx); });
-  if (seen[3]) c.part(".floating_point_input_dtype", [&] { decode_value(slot[3], out.floating_point_input_dtype, ctx); });
-  if (seen[4]) c.part(".floating_point_output_dtype", [&] { decode_value(slot[4], out.floating_point_output_dtype, ctx); });
-  if (seen[5]) c.part(".aot_inductor_model_is_cpu", [&] { decode_value(slot[5], out.aot_inductor_model_is_cpu, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const AOTInductorModelPickleData& v) {
-  out += "{\"library_basename\":";
-  encode_value(out, v.library_basename);
-  out += ",\"input_names\":";
-  encode_value(out, v.input_names);
-  out += ",\"output_names\":";
-  encode_value(out, v.output_names);
-  out += ",\"floating_point_input_dtype\":";
-  encode_value(out, v.floating_point_input_dtype);
-  out += ",\"floating_point_output_dtype\":";
-  encode_value(out, v.floating_point_output_dtype);
-  out += ",\"aot_inductor_model_is_cpu\":";
-  encode_value(out, v.aot_inductor_model_is_cpu);
-  out += "}";
-}
-
-inline int field_index_ExternKernelNode(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      if (k == "name") return 0;
-      if (k == "node") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, ExternKernelNode& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_ExternKernelNode(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `name`");
-  else c.part(".name", [&] { decode_value(slot[0], out.name, ctx); });
-  if (!seen[1]) c.here(IssueKind::Missing, "missing required field `node`");
-  else c.part(".node", [&] { decode_value(slot[1], out.node, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const ExternKernelNode& v) {
-  out += "{\"name\":";
-  encode_value(out, v.name);
-  out += ",\"node\":";
-  encode_value(out, v.node);
-  out += "}";
-}
-
-inline int field_index_ExternKernelNodes(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 5:
-      if (k == "nodes") return 0;
-      return -1;
-    case 14:
-      if (k == "schema_version") return 1;
-      return -1;
-    default:
-      return -1;
-  }
-}
-template <class V>
-void decode_value(const V& v, ExternKernelNodes& out, const Ctx& ctx) {
-  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
-  V slot[2];
-  bool seen[2] = {};
-  UnknownKeys unknown(ctx);
-  v.for_each_member([&](std::string_view key, const V& m) {
-    int i = field_index_ExternKernelNodes(key);
-    if (i >= 0) {
-      slot[i] = m;
-      seen[i] = true;
-    } else if (ctx.forbid_unknown) {
-      unknown.add(key);
-    }
-  });
-  Collector c(ctx);
-  if (!seen[0]) c.here(IssueKind::Missing, "missing required field `nodes`");
-  else c.part(".nodes", [&] { decode_value(slot[0], out.nodes, ctx); });
-  if (seen[1]) c.part(".schema_version", [&] { decode_value(slot[1], out.schema_version, ctx); });
-  unknown.report(c);
-  c.finish();
-}
-
-inline void encode_value(std::string& out, const ExternKernelNodes& v) {
-  bool first = true;
+template <class V, class T>
+void decode_struct(const V& v, T& out, const Ctx& ctx) {
+  constexpr auto& fields = Fields<T>::template table<Decoding<V>>;
+  std::array<V, fields.size()> slot;
+  std::array<bool, fields.size()> seen{};
+  decode_fields(v, &out, fields.data(), fields.size(), slot.data(), seen.data(), ctx);
+}
+
+// Every field in declaration order: a compact object, unset optionals written null unless omitted.
+inline void encode_fields(std::string& out, const void* value, const Field<Encoding>* fields, std::size_t n) {
+  void* object = const_cast<void*>(value);  // only read: the table's accessors take a mutable object
   out += '{';
-  if (!first) out += ',';
-  first = false;
-  out += "\"nodes\":";
-  encode_value(out, v.nodes);
-  if (v.schema_version) {
+  bool first = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& f = fields[i];
+    const void* member = f.slot.at(object);
+    if (f.omit_if_null && !f.slot.has_value(member)) continue;
     if (!first) out += ',';
     first = false;
-    out += "\"schema_version\":";
-    encode_value(out, *v.schema_version);
+    out += '"';
+    out += f.name;
+    out += "\":";
+    f.slot.encode(out, member);
   }
   out += '}';
 }
+
+template <class T>
+void encode_struct(std::string& out, const T& value) {
+  constexpr auto& fields = Fields<T>::template table<Encoding>;
+  encode_fields(out, &value, fields.data(), fields.size());
+}
+
+// A union member I: decode a value of its type, then make it the member that is set (the variant
+// emplace the union's own set_ accessor instantiates, so the decoder adds no other). The decoder
+// of V, and for the encoder the member's value and its encoder.
+template <class V, class U, std::size_t I>
+void decode_alternative(const V& v, void* u, const Ctx& ctx) {
+  std::variant_alternative_t<I, typename U::Variant> member{};
+  decode_value(v, member, ctx);
+  static_cast<U*>(u)->variant().template emplace<I>(std::move(member));
+}
+template <class V>
+using AlternativeDecoder = void (*)(const V&, void*, const Ctx&);
+struct AlternativeWriter {
+  const void* (*get)(const void*);
+  void (*encode)(std::string&, const void*);
+};
+
+template <class U, std::size_t I>
+const void* get_alternative(const void* u) {
+  return std::get_if<I>(&static_cast<const U*>(u)->variant());
+}
+template <class V, class U, std::size_t... I>
+constexpr std::array<AlternativeDecoder<V>, sizeof...(I)> alternative_decoders(std::index_sequence<I...>) {
+  return {{&decode_alternative<V, U, I>...}};
+}
+template <class U, std::size_t... I>
+constexpr std::array<AlternativeWriter, sizeof...(I)> alternative_writers(std::index_sequence<I...>) {
+  return {{{&get_alternative<U, I>, &encode_erased<std::variant_alternative_t<I, typename U::Variant>>}...}};
+}
+
+// Decodes the object `v` into the union `out` named `name` of n members; slot and seen hold n
+// entries. Exactly one key, a member, whose value is not null.
+template <class V>
+void decode_members(const V& v, void* out, const char* name, const std::string_view* names,
+                    const AlternativeDecoder<V>* members, std::size_t n, V* slot, bool* seen, const Ctx& ctx) {
+  if (v.kind() != JsonKind::Object) fail_type("object", v.kind());
+  UnknownKeys unknown(ctx);
+  std::size_t next = 0;
+  v.for_each_member([&](std::string_view key, const V& m) {
+    int i = find_key(key, n, [&](std::size_t k) { return names[k]; }, next);
+    if (i >= 0) {
+      slot[i] = m;
+      seen[i] = true;
+    } else {
+      unknown.add(key);  // unions refuse unknown keys whatever the Ctx says
+    }
+  });
+  Collector c(ctx);
+  std::size_t count = 0, last = 0;
+  bool null_member = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!seen[i]) continue;
+    ++count;
+    last = i;
+    if (slot[i].kind() == JsonKind::Null) {
+      null_member = true;
+      continue;
+    }
+    c.part_at_field(names[i], [&] { members[i](slot[i], out, ctx); });
+  }
+  unknown.report(c);
+  if (c.ok()) {
+    if (count != 1) {
+      std::vector<std::string_view> set;
+      for (std::size_t i = 0; i < n; ++i)
+        if (seen[i]) set.push_back(names[i]);
+      c.here(IssueKind::Union, union_arity_message(name, set));
+    } else if (null_member) {
+      c.here(IssueKind::Union, "member `" + std::string(names[last]) + "` of `" + name + "` is null");
+    }
+  }
+  c.finish();
+}
+
+template <class V, class U>
+void decode_union(const V& v, U& out, const Ctx& ctx) {
+  constexpr std::size_t n = U::member_names.size();
+  static constexpr auto members = alternative_decoders<V, U>(std::make_index_sequence<n>{});
+  std::array<V, n> slot;
+  std::array<bool, n> seen{};
+  decode_members(v, &out, UnionInfo<U>::name, U::member_names.data(), members.data(), n, slot.data(), seen.data(),
+                 ctx);
+}
+
+// A single-key object: the member that is set, and its value.
+inline void encode_member(std::string& out, const void* u, std::size_t index, const std::string_view* names,
+                          const AlternativeWriter* members, std::size_t n) {
+  if (index < n) {
+    out += "{\"";
+    out += names[index];
+    out += "\":";
+    members[index].encode(out, members[index].get(u));
+  }
+  out += '}';
+}
+
+template <class U>
+void encode_union(std::string& out, const U& value) {
+  constexpr std::size_t n = U::member_names.size();
+  static constexpr auto members = alternative_writers<U>(std::make_index_sequence<n>{});
+  encode_member(out, &value, value.variant().index(), U::member_names.data(), members.data(), n);
+}
+
+// An enum's values in schema order, as its errors list them: "0, 1, 2 or 3".
+template <class E>
+std::string allowed_values() {
+  constexpr auto& entries = EnumInfo<E>::entries;
+  std::string out;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i) out += i + 1 == entries.size() ? " or " : ", ";
+    out += std::to_string(static_cast<std::int64_t>(entries[i].first));
+  }
+  return out;
+}
+
+// An enum value, strictly: a JSON integer (no bools, floats or names) that names a value of E.
+template <class E, class V>
+E decode_enum(const V& v) {
+  switch (v.kind()) {
+    case JsonKind::Int: {
+      const std::int64_t n = v.get_int();
+      for (const auto& entry : EnumInfo<E>::entries)
+        if (static_cast<std::int64_t>(entry.first) == n) return entry.first;
+      fail(IssueKind::Enum, "invalid enum value " + std::to_string(n) + ": input should be " + allowed_values<E>());
+    }
+    case JsonKind::UInt:
+    case JsonKind::BigInt:
+      fail(IssueKind::Enum, "invalid enum value " + v.number_text() + ": input should be " + allowed_values<E>());
+    case JsonKind::String:
+      fail(IssueKind::Enum,
+           "invalid enum value '" + std::string(v.get_string()) + "': input should be " + allowed_values<E>());
+    default:
+      fail(IssueKind::Enum, std::string("invalid enum value of type `") + kind_name(v.kind()) +
+                                "`: input should be " + allowed_values<E>());
+  }
+}
+
+template <>
+struct Fields<SchemaVersion> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"major", Presence::Required, slot<Op, &SchemaVersion::major>},
+      {"minor", Presence::Required, slot<Op, &SchemaVersion::minor>},
+  }};
+};
+template <class V> void decode_value(const V& v, SchemaVersion& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const SchemaVersion& v) { encode_struct(out, v); }
+
+template <class V> void decode_value(const V& v, ArgumentKind& out, const Ctx&) { out = decode_enum<ArgumentKind>(v); }
+inline void encode_value(std::string& out, ArgumentKind v) { write_int(out, static_cast<std::int64_t>(v)); }
+
+template <class V> void decode_value(const V& v, Layout& out, const Ctx&) { out = decode_enum<Layout>(v); }
+inline void encode_value(std::string& out, Layout v) { write_int(out, static_cast<std::int64_t>(v)); }
+
+template <class V> void decode_value(const V& v, MemoryFormat& out, const Ctx&) { out = decode_enum<MemoryFormat>(v); }
+inline void encode_value(std::string& out, MemoryFormat v) { write_int(out, static_cast<std::int64_t>(v)); }
+
+template <class V> void decode_value(const V& v, ScalarType& out, const Ctx&) { out = decode_enum<ScalarType>(v); }
+inline void encode_value(std::string& out, ScalarType v) { write_int(out, static_cast<std::int64_t>(v)); }
+
+template <>
+struct Fields<Device> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"type", Presence::Required, slot<Op, &Device::type>},
+      {"index", Presence::Optional, slot<Op, &Device::index>},
+  }};
+};
+template <class V> void decode_value(const V& v, Device& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const Device& v) { encode_struct(out, v); }
+
+template <>
+struct UnionInfo<SymExprHint> {
+  static constexpr const char* name = "SymExprHint";
+};
+template <class V> void decode_value(const V& v, SymExprHint& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const SymExprHint& v) { encode_union(out, v); }
+
+template <>
+struct Fields<SymExpr> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"expr_str", Presence::Required, slot<Op, &SymExpr::expr_str>},
+      {"hint", Presence::Optional, slot<Op, &SymExpr::hint>},
+  }};
+};
+template <class V> void decode_value(const V& v, SymExpr& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const SymExpr& v) { encode_struct(out, v); }
+
+template <>
+struct UnionInfo<SymInt> {
+  static constexpr const char* name = "SymInt";
+};
+template <class V> void decode_value(const V& v, SymInt& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const SymInt& v) { encode_union(out, v); }
+
+template <>
+struct UnionInfo<SymFloat> {
+  static constexpr const char* name = "SymFloat";
+};
+template <class V> void decode_value(const V& v, SymFloat& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const SymFloat& v) { encode_union(out, v); }
+
+template <>
+struct UnionInfo<SymBool> {
+  static constexpr const char* name = "SymBool";
+};
+template <class V> void decode_value(const V& v, SymBool& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const SymBool& v) { encode_union(out, v); }
+
+template <>
+struct Fields<TensorMeta> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 7> table{{
+      {"dtype", Presence::Required, slot<Op, &TensorMeta::dtype>},
+      {"sizes", Presence::Required, slot<Op, &TensorMeta::sizes>},
+      {"requires_grad", Presence::Required, slot<Op, &TensorMeta::requires_grad>},
+      {"device", Presence::Required, slot<Op, &TensorMeta::device>},
+      {"strides", Presence::Required, slot<Op, &TensorMeta::strides>},
+      {"storage_offset", Presence::Required, slot<Op, &TensorMeta::storage_offset>},
+      {"layout", Presence::Required, slot<Op, &TensorMeta::layout>},
+  }};
+};
+template <class V> void decode_value(const V& v, TensorMeta& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const TensorMeta& v) { encode_struct(out, v); }
+
+template <>
+struct UnionInfo<SymIntArgument> {
+  static constexpr const char* name = "SymIntArgument";
+};
+template <class V> void decode_value(const V& v, SymIntArgument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const SymIntArgument& v) { encode_union(out, v); }
+
+template <>
+struct UnionInfo<SymFloatArgument> {
+  static constexpr const char* name = "SymFloatArgument";
+};
+template <class V> void decode_value(const V& v, SymFloatArgument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const SymFloatArgument& v) { encode_union(out, v); }
+
+template <>
+struct UnionInfo<SymBoolArgument> {
+  static constexpr const char* name = "SymBoolArgument";
+};
+template <class V> void decode_value(const V& v, SymBoolArgument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const SymBoolArgument& v) { encode_union(out, v); }
+
+template <>
+struct Fields<TensorArgument> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"name", Presence::Required, slot<Op, &TensorArgument::name>},
+  }};
+};
+template <class V> void decode_value(const V& v, TensorArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const TensorArgument& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<TokenArgument> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"name", Presence::Required, slot<Op, &TokenArgument::name>},
+  }};
+};
+template <class V> void decode_value(const V& v, TokenArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const TokenArgument& v) { encode_struct(out, v); }
+
+template <>
+struct UnionInfo<OptionalTensorArgument> {
+  static constexpr const char* name = "OptionalTensorArgument";
+};
+template <class V> void decode_value(const V& v, OptionalTensorArgument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const OptionalTensorArgument& v) { encode_union(out, v); }
+
+template <>
+struct Fields<GraphArgument> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"name", Presence::Required, slot<Op, &GraphArgument::name>},
+      {"graph", Presence::Required, slot<Op, &GraphArgument::graph>},
+  }};
+};
+template <class V> void decode_value(const V& v, GraphArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const GraphArgument& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<CustomObjArgument> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"name", Presence::Required, slot<Op, &CustomObjArgument::name>},
+      {"class_fqn", Presence::Required, slot<Op, &CustomObjArgument::class_fqn>},
+  }};
+};
+template <class V> void decode_value(const V& v, CustomObjArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const CustomObjArgument& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<ComplexValue> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"real", Presence::Required, slot<Op, &ComplexValue::real>},
+      {"imag", Presence::Required, slot<Op, &ComplexValue::imag>},
+  }};
+};
+template <class V> void decode_value(const V& v, ComplexValue& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const ComplexValue& v) { encode_struct(out, v); }
+
+template <>
+struct UnionInfo<Argument> {
+  static constexpr const char* name = "Argument";
+};
+template <class V> void decode_value(const V& v, Argument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const Argument& v) { encode_union(out, v); }
+
+template <>
+struct Fields<NamedArgument> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 3> table{{
+      {"name", Presence::Required, slot<Op, &NamedArgument::name>},
+      {"arg", Presence::Required, slot<Op, &NamedArgument::arg>},
+      {"kind", Presence::Optional, slot<Op, &NamedArgument::kind>},
+  }};
+};
+template <class V> void decode_value(const V& v, NamedArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const NamedArgument& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<Node> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 6> table{{
+      {"target", Presence::Required, slot<Op, &Node::target>},
+      {"inputs", Presence::Required, slot<Op, &Node::inputs>},
+      {"outputs", Presence::Required, slot<Op, &Node::outputs>},
+      {"metadata", Presence::Required, slot<Op, &Node::metadata>},
+      {"is_hop_single_tensor_return", Presence::Optional, slot<Op, &Node::is_hop_single_tensor_return>},
+      {"name", Presence::Optional, slot<Op, &Node::name>},
+  }};
+};
+template <class V> void decode_value(const V& v, Node& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const Node& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<Graph> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 9> table{{
+      {"inputs", Presence::Required, slot<Op, &Graph::inputs>},
+      {"outputs", Presence::Required, slot<Op, &Graph::outputs>},
+      {"nodes", Presence::Required, slot<Op, &Graph::nodes>},
+      {"tensor_values", Presence::Required, slot<Op, &Graph::tensor_values>},
+      {"sym_int_values", Presence::Required, slot<Op, &Graph::sym_int_values>},
+      {"sym_bool_values", Presence::Required, slot<Op, &Graph::sym_bool_values>},
+      {"is_single_tensor_return", Presence::Defaulted, slot<Op, &Graph::is_single_tensor_return>},
+      {"custom_obj_values", Presence::Defaulted, slot<Op, &Graph::custom_obj_values>},
+      {"sym_float_values", Presence::Defaulted, slot<Op, &Graph::sym_float_values>},
+  }};
+};
+template <class V> void decode_value(const V& v, Graph& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const Graph& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<UserInputSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"arg", Presence::Required, slot<Op, &UserInputSpec::arg>},
+  }};
+};
+template <class V> void decode_value(const V& v, UserInputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const UserInputSpec& v) { encode_struct(out, v); }
+
+template <>
+struct UnionInfo<ConstantValue> {
+  static constexpr const char* name = "ConstantValue";
+};
+template <class V> void decode_value(const V& v, ConstantValue& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const ConstantValue& v) { encode_union(out, v); }
+
+template <>
+struct Fields<InputToConstantInputSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"name", Presence::Required, slot<Op, &InputToConstantInputSpec::name>},
+      {"value", Presence::Required, slot<Op, &InputToConstantInputSpec::value>},
+  }};
+};
+template <class V> void decode_value(const V& v, InputToConstantInputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const InputToConstantInputSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<InputToParameterSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"arg", Presence::Required, slot<Op, &InputToParameterSpec::arg>},
+      {"parameter_name", Presence::Required, slot<Op, &InputToParameterSpec::parameter_name>},
+  }};
+};
+template <class V> void decode_value(const V& v, InputToParameterSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const InputToParameterSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<InputToBufferSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 3> table{{
+      {"arg", Presence::Required, slot<Op, &InputToBufferSpec::arg>},
+      {"buffer_name", Presence::Required, slot<Op, &InputToBufferSpec::buffer_name>},
+      {"persistent", Presence::Required, slot<Op, &InputToBufferSpec::persistent>},
+  }};
+};
+template <class V> void decode_value(const V& v, InputToBufferSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const InputToBufferSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<InputToTensorConstantSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"arg", Presence::Required, slot<Op, &InputToTensorConstantSpec::arg>},
+      {"tensor_constant_name", Presence::Required, slot<Op, &InputToTensorConstantSpec::tensor_constant_name>},
+  }};
+};
+template <class V> void decode_value(const V& v, InputToTensorConstantSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const InputToTensorConstantSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<InputToCustomObjSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"arg", Presence::Required, slot<Op, &InputToCustomObjSpec::arg>},
+      {"custom_obj_name", Presence::Required, slot<Op, &InputToCustomObjSpec::custom_obj_name>},
+  }};
+};
+template <class V> void decode_value(const V& v, InputToCustomObjSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const InputToCustomObjSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<InputTokenSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"arg", Presence::Required, slot<Op, &InputTokenSpec::arg>},
+  }};
+};
+template <class V> void decode_value(const V& v, InputTokenSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const InputTokenSpec& v) { encode_struct(out, v); }
+
+template <>
+struct UnionInfo<InputSpec> {
+  static constexpr const char* name = "InputSpec";
+};
+template <class V> void decode_value(const V& v, InputSpec& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const InputSpec& v) { encode_union(out, v); }
+
+template <>
+struct Fields<UserOutputSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"arg", Presence::Required, slot<Op, &UserOutputSpec::arg>},
+  }};
+};
+template <class V> void decode_value(const V& v, UserOutputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const UserOutputSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<LossOutputSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"arg", Presence::Required, slot<Op, &LossOutputSpec::arg>},
+  }};
+};
+template <class V> void decode_value(const V& v, LossOutputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const LossOutputSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<BufferMutationSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"arg", Presence::Required, slot<Op, &BufferMutationSpec::arg>},
+      {"buffer_name", Presence::Required, slot<Op, &BufferMutationSpec::buffer_name>},
+  }};
+};
+template <class V> void decode_value(const V& v, BufferMutationSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const BufferMutationSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<ParameterMutationSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"arg", Presence::Required, slot<Op, &ParameterMutationSpec::arg>},
+      {"parameter_name", Presence::Required, slot<Op, &ParameterMutationSpec::parameter_name>},
+  }};
+};
+template <class V> void decode_value(const V& v, ParameterMutationSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const ParameterMutationSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<GradientToParameterSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"arg", Presence::Required, slot<Op, &GradientToParameterSpec::arg>},
+      {"parameter_name", Presence::Required, slot<Op, &GradientToParameterSpec::parameter_name>},
+  }};
+};
+template <class V> void decode_value(const V& v, GradientToParameterSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const GradientToParameterSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<GradientToUserInputSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"arg", Presence::Required, slot<Op, &GradientToUserInputSpec::arg>},
+      {"user_input_name", Presence::Required, slot<Op, &GradientToUserInputSpec::user_input_name>},
+  }};
+};
+template <class V> void decode_value(const V& v, GradientToUserInputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const GradientToUserInputSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<UserInputMutationSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"arg", Presence::Required, slot<Op, &UserInputMutationSpec::arg>},
+      {"user_input_name", Presence::Required, slot<Op, &UserInputMutationSpec::user_input_name>},
+  }};
+};
+template <class V> void decode_value(const V& v, UserInputMutationSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const UserInputMutationSpec& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<OutputTokenSpec> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"arg", Presence::Required, slot<Op, &OutputTokenSpec::arg>},
+  }};
+};
+template <class V> void decode_value(const V& v, OutputTokenSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const OutputTokenSpec& v) { encode_struct(out, v); }
+
+template <>
+struct UnionInfo<OutputSpec> {
+  static constexpr const char* name = "OutputSpec";
+};
+template <class V> void decode_value(const V& v, OutputSpec& out, const Ctx& ctx) { decode_union(v, out, ctx); }
+inline void encode_value(std::string& out, const OutputSpec& v) { encode_union(out, v); }
+
+template <>
+struct Fields<GraphSignature> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"input_specs", Presence::Required, slot<Op, &GraphSignature::input_specs>},
+      {"output_specs", Presence::Required, slot<Op, &GraphSignature::output_specs>},
+  }};
+};
+template <class V> void decode_value(const V& v, GraphSignature& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const GraphSignature& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<RangeConstraint> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"min_val", Presence::Optional, slot<Op, &RangeConstraint::min_val>},
+      {"max_val", Presence::Optional, slot<Op, &RangeConstraint::max_val>},
+  }};
+};
+template <class V> void decode_value(const V& v, RangeConstraint& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const RangeConstraint& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<ModuleCallSignature> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 5> table{{
+      {"inputs", Presence::Required, slot<Op, &ModuleCallSignature::inputs>},
+      {"outputs", Presence::Required, slot<Op, &ModuleCallSignature::outputs>},
+      {"in_spec", Presence::Required, slot<Op, &ModuleCallSignature::in_spec>},
+      {"out_spec", Presence::Required, slot<Op, &ModuleCallSignature::out_spec>},
+      {"forward_arg_names", Presence::Optional, slot<Op, &ModuleCallSignature::forward_arg_names>},
+  }};
+};
+template <class V> void decode_value(const V& v, ModuleCallSignature& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const ModuleCallSignature& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<ModuleCallEntry> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"fqn", Presence::Required, slot<Op, &ModuleCallEntry::fqn>},
+      {"signature", Presence::Optional, slot<Op, &ModuleCallEntry::signature>},
+  }};
+};
+template <class V> void decode_value(const V& v, ModuleCallEntry& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const ModuleCallEntry& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<NamedTupleDef> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"field_names", Presence::Required, slot<Op, &NamedTupleDef::field_names>},
+  }};
+};
+template <class V> void decode_value(const V& v, NamedTupleDef& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const NamedTupleDef& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<GraphModule> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 5> table{{
+      {"graph", Presence::Required, slot<Op, &GraphModule::graph>},
+      {"signature", Presence::Required, slot<Op, &GraphModule::signature>},
+      {"module_call_graph", Presence::Required, slot<Op, &GraphModule::module_call_graph>},
+      {"metadata", Presence::Defaulted, slot<Op, &GraphModule::metadata>},
+      {"treespec_namedtuple_fields", Presence::Defaulted, slot<Op, &GraphModule::treespec_namedtuple_fields>},
+  }};
+};
+template <class V> void decode_value(const V& v, GraphModule& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const GraphModule& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<ExportedProgram> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 7> table{{
+      {"graph_module", Presence::Required, slot<Op, &ExportedProgram::graph_module>},
+      {"opset_version", Presence::Required, slot<Op, &ExportedProgram::opset_version>},
+      {"range_constraints", Presence::Required, slot<Op, &ExportedProgram::range_constraints>},
+      {"schema_version", Presence::Required, slot<Op, &ExportedProgram::schema_version>},
+      {"verifiers", Presence::Defaulted, slot<Op, &ExportedProgram::verifiers>},
+      {"torch_version", Presence::Defaulted, slot<Op, &ExportedProgram::torch_version>},
+      {"guards_code", Presence::Defaulted, slot<Op, &ExportedProgram::guards_code>},
+  }};
+};
+template <class V> void decode_value(const V& v, ExportedProgram& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const ExportedProgram& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<PayloadMeta> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 4> table{{
+      {"path_name", Presence::Required, slot<Op, &PayloadMeta::path_name>},
+      {"is_param", Presence::Required, slot<Op, &PayloadMeta::is_param>},
+      {"use_pickle", Presence::Required, slot<Op, &PayloadMeta::use_pickle>},
+      {"tensor_meta", Presence::Optional, slot<Op, &PayloadMeta::tensor_meta>},
+  }};
+};
+template <class V> void decode_value(const V& v, PayloadMeta& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const PayloadMeta& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<PayloadConfig> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 1> table{{
+      {"config", Presence::Required, slot<Op, &PayloadConfig::config>},
+  }};
+};
+template <class V> void decode_value(const V& v, PayloadConfig& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const PayloadConfig& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<AOTInductorModelPickleData> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 6> table{{
+      {"library_basename", Presence::Required, slot<Op, &AOTInductorModelPickleData::library_basename>},
+      {"input_names", Presence::Required, slot<Op, &AOTInductorModelPickleData::input_names>},
+      {"output_names", Presence::Required, slot<Op, &AOTInductorModelPickleData::output_names>},
+      {"floating_point_input_dtype", Presence::Optional, slot<Op, &AOTInductorModelPickleData::floating_point_input_dtype>},
+      {"floating_point_output_dtype", Presence::Optional, slot<Op, &AOTInductorModelPickleData::floating_point_output_dtype>},
+      {"aot_inductor_model_is_cpu", Presence::Optional, slot<Op, &AOTInductorModelPickleData::aot_inductor_model_is_cpu>},
+  }};
+};
+template <class V> void decode_value(const V& v, AOTInductorModelPickleData& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const AOTInductorModelPickleData& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<ExternKernelNode> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"name", Presence::Required, slot<Op, &ExternKernelNode::name>},
+      {"node", Presence::Required, slot<Op, &ExternKernelNode::node>},
+  }};
+};
+template <class V> void decode_value(const V& v, ExternKernelNode& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const ExternKernelNode& v) { encode_struct(out, v); }
+
+template <>
+struct Fields<ExternKernelNodes> {
+  template <class Op>
+  static constexpr std::array<Field<Op>, 2> table{{
+      {"nodes", Presence::Required, slot<Op, &ExternKernelNodes::nodes>},
+      {"schema_version", Presence::Optional, slot<Op, &ExternKernelNodes::schema_version>, true},
+  }};
+};
+template <class V> void decode_value(const V& v, ExternKernelNodes& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
+inline void encode_value(std::string& out, const ExternKernelNodes& v) { encode_struct(out, v); }
 
 }  // namespace detail
 }  // namespace externspec
