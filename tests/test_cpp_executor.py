@@ -6,13 +6,17 @@ Slow: the first run builds the C++ extension (cached under .cache/cpp afterwards
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import externspec as es
 from tests.support import custom_ops as co
@@ -274,6 +278,83 @@ def test_op_errors_propagate_with_their_message() -> None:
     slots = list(site.tensor_args)
     ex.call_function(0, [], slots)
     assert torch.equal(slots[2], X @ Y.T)
+
+
+# ---- the call stack: one per thread, nothing kept past a call ----
+
+
+def test_a_call_keeps_no_reference_to_its_tensors() -> None:
+    """The executor reuses one stack per thread; a call, returned or failed, leaves nothing in it
+    (torch keeps a tensor's Python object alive while C++ holds the tensor, so a weak reference
+    outliving the call would mean the stack still held it)."""
+    b = es.SpecBuilder()
+    b.add(torch.ops.aten.mm.default, (X, Y.T))
+    ex = es.cpp.ProxyExecutor(b.build())
+    a, w = X.clone(), Y.T.clone()
+    slots: list[Any] = [a, w, None]
+    ex.call_function(0, [], slots)
+    assert torch.equal(slots[2], X @ Y.T)
+    bad = X.clone()
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
+        ex.call_function(0, [], [bad, bad, None])
+    refs = [weakref.ref(t) for t in (a, w, slots[2], bad)]
+    del a, w, slots, bad
+    gc.collect()
+    assert [r() for r in refs] == [None] * 4
+
+
+def test_calls_from_many_threads_at_once_get_their_own_results() -> None:
+    b = es.SpecBuilder()
+    b.add(torch.ops.aten.mul.Tensor, (X, Y))
+    cat_ints = b.add(torch.ops.aten.cat.default, ([X, Y, X], 1)).int_args
+    ex = es.cpp.ProxyExecutor(b.build())
+
+    def work(seed: int) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
+        x, y = torch.full((3, 4), float(seed)), torch.full((3, 4), float(-seed))
+        done = []
+        for _ in range(200):
+            mul: list[Any] = [x, y, None]
+            ex.call_function(0, [], mul)
+            cat: list[Any] = [x, y, x, None]
+            ex.call_function(1, cat_ints, cat)
+            done.append((x, y, mul[2], cat[3]))
+        return done
+
+    with ThreadPoolExecutor(4) as pool:  # call_function releases the GIL: the calls overlap
+        results = list(pool.map(work, range(8)))
+    for done in results:
+        for x, y, mul, cat in done:
+            assert torch.equal(mul, x * y) and torch.equal(cat, torch.cat([x, y, x], 1))
+
+
+class _CallsTheExecutorFromInsideAKernel(TorchDispatchMode):
+    """Runs node `index` of `executor` from inside whichever kernel dispatches `addmm`."""
+
+    def __init__(self, executor: Any, site: es.CallSite, slots: list[Any]) -> None:
+        super().__init__()
+        self.executor, self.site, self.slots = executor, site, slots
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        if func is torch.ops.aten.addmm.default:
+            self.executor.call_function(self.site.index, self.site.int_args, self.slots)
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_call_made_from_inside_a_kernel_gets_its_own_stack() -> None:
+    """aten::linear's kernel reads its arguments in place on the boxed stack while it calls addmm;
+    a call to the executor made from there (here from a dispatch mode, as an op that runs a model
+    with this executor would) must not use that stack."""
+    b = es.SpecBuilder()
+    weight, bias = Y.flip(0), torch.arange(3.0)
+    b.add(torch.ops.aten.linear.default, (X, weight, bias))
+    cat = b.add(torch.ops.aten.cat.default, ([X, Y, X, Y], 0))
+    ex = es.cpp.ProxyExecutor(b.build())
+    inner: list[Any] = [X, Y, X, Y, None]
+    outer: list[Any] = [X, weight, bias, None]
+    with _CallsTheExecutorFromInsideAKernel(ex, cat, inner):
+        ex.call_function(0, [], outer)
+    assert torch.equal(inner[4], torch.cat([X, Y, X, Y], 0))
+    assert torch.equal(outer[3], torch.nn.functional.linear(X, weight, bias))
 
 
 # ---- torchbind objects, by name ----

@@ -5,6 +5,7 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_set>
@@ -527,19 +528,28 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
 
 // ---- call time ----
 
+// The messages are built out of line: the checks stay small enough to inline into the call path.
+[[noreturn]] __attribute__((noinline, cold)) void bad_input_tensor(const NodePlan& plan, const Fill& f,
+                                                                   const at::Tensor* t, std::uint32_t k) {
+  throw CallError(plan.label + ": tensor slot " + std::to_string(k) + " (argument `" + std::string(f.arg_name) +
+                  "`) is " + (t == nullptr ? "a null handle" : "an undefined tensor"));
+}
+
+[[noreturn]] __attribute__((noinline, cold)) void null_output_slot(const NodePlan& plan, std::uint32_t k,
+                                                                   std::size_t ret) {
+  throw CallError(plan.label + ": output tensor slot " + std::to_string(k) + " (return " + std::to_string(ret) +
+                  ") is a null handle");
+}
+
 const at::Tensor& input_tensor(const NodePlan& plan, const Fill& f, AtenTensorHandle* tensors, std::uint32_t k) {
   const auto* t = reinterpret_cast<const at::Tensor*>(tensors[k]);
-  if (t == nullptr || !t->defined())
-    throw CallError(plan.label + ": tensor slot " + std::to_string(k) + " (argument `" + std::string(f.arg_name) +
-                    "`) is " + (t == nullptr ? "a null handle" : "an undefined tensor"));
+  if (C10_UNLIKELY(t == nullptr || !t->defined())) bad_input_tensor(plan, f, t, k);
   return *t;
 }
 
 at::Tensor& output_slot(const NodePlan& plan, AtenTensorHandle* tensors, std::uint32_t k, std::size_t ret) {
   auto* t = reinterpret_cast<at::Tensor*>(tensors[k]);
-  if (t == nullptr)
-    throw CallError(plan.label + ": output tensor slot " + std::to_string(k) + " (return " + std::to_string(ret) +
-                    ") is a null handle");
+  if (C10_UNLIKELY(t == nullptr)) null_output_slot(plan, k, ret);
   return *t;
 }
 
@@ -619,6 +629,71 @@ at::Tensor rewrap_number(const at::Tensor& t) {
   return w;
 }
 
+// Pushes the value a dynamic argument takes from the arrays onto `stack`.
+void push_fill(std::vector<c10::IValue>& stack, const NodePlan& plan, const Fill& f, const int64_t* ints,
+               AtenTensorHandle* tensors) {
+  switch (f.kind) {
+    case FillKind::Tensor: stack.emplace_back(input_tensor(plan, f, tensors, f.start)); return;
+    case FillKind::Int: stack.emplace_back(ints[f.start]); return;
+    case FillKind::Wrapped: stack.emplace_back(rewrap_number(input_tensor(plan, f, tensors, f.start))); return;
+    case FillKind::Tensors: {
+      c10::List<at::Tensor> list;
+      list.reserve(f.count);
+      for (std::uint32_t k = 0; k < f.count; ++k) list.push_back(input_tensor(plan, f, tensors, f.start + k));
+      stack.emplace_back(std::move(list));
+      return;
+    }
+    case FillKind::OptTensors: {
+      c10::List<std::optional<at::Tensor>> list;
+      list.reserve(f.pattern.size());
+      std::uint32_t k = f.start;
+      for (bool present : f.pattern) {
+        if (present) list.push_back(input_tensor(plan, f, tensors, k++));
+        else list.push_back(std::nullopt);
+      }
+      stack.emplace_back(std::move(list));
+      return;
+    }
+    case FillKind::Ints: stack.emplace_back(c10::List<int64_t>(c10::ArrayRef<int64_t>(ints + f.start, f.count))); return;
+    case FillKind::ScalarInts: {
+      c10::impl::GenericList list(c10::NumberType::get());
+      list.reserve(f.count);
+      for (std::uint32_t k = 0; k < f.count; ++k) list.push_back(c10::IValue(ints[f.start + k]));
+      stack.emplace_back(std::move(list));
+      return;
+    }
+  }
+  throw std::logic_error("externspec: no fill for kind " + std::to_string(static_cast<int>(f.kind)));
+}
+
+// The boxed stack of a call. Each thread keeps one vector for its calls so that a call does not
+// allocate; only its capacity outlives the call: the values are cleared on the way out (returned or
+// thrown), so no tensor is held past its call. A call made while the thread's vector is in use (a
+// kernel that runs a model through this executor) gets a vector of its own.
+struct CallStack {
+  struct Scratch {
+    std::vector<c10::IValue> stack;
+    bool busy = false;
+  };
+  static thread_local Scratch scratch;
+
+  CallStack() : shared(scratch), owner(!shared.busy), stack(owner ? shared.stack : own.emplace()) {
+    shared.busy = true;
+  }
+  ~CallStack() {
+    stack.clear();
+    if (owner) shared.busy = false;
+  }
+  CallStack(const CallStack&) = delete;
+  CallStack& operator=(const CallStack&) = delete;
+
+  Scratch& shared;
+  bool owner;
+  std::optional<std::vector<c10::IValue>> own;  // a re-entrant call's
+  std::vector<c10::IValue>& stack;
+};
+thread_local CallStack::Scratch CallStack::scratch;
+
 }  // namespace
 
 ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects, std::vector<std::string> allow_ops)
@@ -677,39 +752,15 @@ void ProxyExecutor::run(int index, int num_ints, const int64_t* ints, int num_te
   if ((num_ints > 0 && ints == nullptr) || (num_tensors > 0 && tensors == nullptr))
     throw CallError(plan.label + ": null " + (num_ints > 0 && ints == nullptr ? "int" : "tensor") + " array");
 
-  std::vector<c10::IValue> stack(plan.stack);
-  for (const Fill& f : plan.fills) {
-    c10::IValue& slot = stack[f.stack_index];
-    switch (f.kind) {
-      case FillKind::Tensor: slot = input_tensor(plan, f, tensors, f.start); break;
-      case FillKind::Int: slot = ints[f.start]; break;
-      case FillKind::Wrapped: slot = rewrap_number(input_tensor(plan, f, tensors, f.start)); break;
-      case FillKind::Tensors: {
-        c10::List<at::Tensor> list;
-        list.reserve(f.count);
-        for (std::uint32_t k = 0; k < f.count; ++k) list.push_back(input_tensor(plan, f, tensors, f.start + k));
-        slot = std::move(list);
-        break;
-      }
-      case FillKind::OptTensors: {
-        c10::List<std::optional<at::Tensor>> list;
-        list.reserve(f.pattern.size());
-        std::uint32_t k = f.start;
-        for (bool present : f.pattern) {
-          if (present) list.push_back(input_tensor(plan, f, tensors, k++));
-          else list.push_back(std::nullopt);
-        }
-        slot = std::move(list);
-        break;
-      }
-      case FillKind::Ints: slot = c10::List<int64_t>(c10::ArrayRef<int64_t>(ints + f.start, f.count)); break;
-      case FillKind::ScalarInts: {
-        c10::impl::GenericList list(c10::NumberType::get());
-        list.reserve(f.count);
-        for (std::uint32_t k = 0; k < f.count; ++k) list.push_back(c10::IValue(ints[f.start + k]));
-        slot = std::move(list);
-        break;
-      }
+  CallStack lease;
+  std::vector<c10::IValue>& stack = lease.stack;
+  auto fill = plan.fills.begin();  // in stack order, at most one per entry (plan_node appends them so)
+  for (std::size_t i = 0; i < plan.stack.size(); ++i) {
+    if (fill == plan.fills.end() || fill->stack_index != i) {
+      stack.push_back(plan.stack[i]);
+    } else {
+      push_fill(stack, plan, *fill, ints, tensors);
+      ++fill;
     }
   }
   plan.op.callBoxed(stack);

@@ -7,8 +7,9 @@
 // each node against the runtime FunctionSchema by argument name, and precompute a plan: the
 // boxed stack with every static value decoded, and for each dynamic argument its stack position
 // and fixed array offsets.
-// Call: check both array lengths against the plan before reading any element, copy the stack,
-// fill the dynamic slots, callBoxed, write output tensors, check int returns and list lengths.
+// Call: check both array lengths against the plan before reading any element, build the stack
+// from the plan's static values and the arrays (in a vector the thread reuses),
+// callBoxed, write output tensors, check int returns and list lengths.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
