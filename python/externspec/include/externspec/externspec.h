@@ -1496,8 +1496,9 @@ void encode_value(std::string& out, const OrderedMap<T>& v) {
 // enum its name table (`EnumInfo<E>`). The wire rules live here, once, as Python keeps them in
 // externspec._modelbase: which keys name fields, unknown keys, missing required fields, the order
 // problems are reported in, a union's one non-null member, an enum's values. The engine works on
-// type-erased members (one decoder per member type, reached through the table), so a schema
-// compiles to a handful of shared functions rather than one unrolled function per type.
+// type-erased objects, reaching each member through the table (a small decoder per field, an
+// encoder per member type), so a schema compiles to a few shared functions rather than one
+// unrolled function per type.
 
 // How a struct field may be absent from a document.
 enum class Presence : std::uint8_t {
@@ -1515,9 +1516,10 @@ struct MemberOf<M> {
   static void* at(void* object) { return &(static_cast<C*>(object)->*M); }
 };
 
-template <class V, class T>
-void decode_erased(const V& v, void* out, const Ctx& ctx) {
-  decode_value(v, *static_cast<T*>(out), ctx);
+// Decodes member M of the struct at `object` (one call per field: a scalar's decoder is inlined).
+template <class V, auto M>
+void decode_member(const V& v, void* object, const Ctx& ctx) {
+  decode_value(v, *static_cast<typename MemberOf<M>::Type*>(MemberOf<M>::at(object)), ctx);
 }
 template <class T>
 void encode_erased(std::string& out, const void* value) {
@@ -1538,11 +1540,10 @@ bool has_value(const void* value) {
 template <class V>
 struct Decoding {
   struct Slot {
-    void* (*at)(void*);
-    void (*decode)(const V&, void*, const Ctx&);
+    void (*decode)(const V&, void* object, const Ctx&);
   };
   template <auto M>
-  static constexpr Slot slot_of{&MemberOf<M>::at, &decode_erased<V, typename MemberOf<M>::Type>};
+  static constexpr Slot slot_of{&decode_member<V, M>};
 };
 struct Encoding {
   struct Slot {
@@ -1617,7 +1618,7 @@ void decode_fields(const V& v, void* out, const Field<Decoding<V>>* fields, std:
   for (std::size_t i = 0; i < n; ++i) {
     const auto& f = fields[i];
     if (seen[i])
-      c.part_at_field(f.name, [&] { f.slot.decode(slot[i], f.slot.at(out), ctx); });
+      c.part_at_field(f.name, [&] { f.slot.decode(slot[i], out, ctx); });
     else if (f.presence == Presence::Required)
       c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`");
   }
