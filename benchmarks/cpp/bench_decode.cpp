@@ -5,6 +5,8 @@
 //   -DDECODER_SIMDJSON  externspec::decode<ExportedProgram, SimdjsonBackend>
 //   -DPARSE_SIMDJSON    simdjson's DOM parse of the same bytes, nothing read from it (nodes=0): the
 //                       floor of the simdjson backend (one parser reused, as the backend does)
+//   -DPARSE_NLOHMANN    nlohmann's SAX parse of the same bytes into a handler that keeps nothing
+//                       (nodes=0): the floor of the default backend, which builds its tape from it
 // usage: bench_decode <file> <iterations>   ->   "nodes=<n> best_ms=<x> median_ms=<y>"
 #include <algorithm>
 #include <chrono>
@@ -27,6 +29,30 @@ static std::size_t decode_nodes(const std::string& json) {
   static simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (parser.parse(json.data(), json.size()).get(root) != simdjson::SUCCESS) throw std::runtime_error("invalid JSON");
+  return 0;
+}
+#elif defined(PARSE_NLOHMANN)
+#include <nlohmann/json.hpp>
+struct Discard {  // every SAX event accepted and dropped
+  using json = nlohmann::json;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(json::number_integer_t) { return true; }
+  bool number_unsigned(json::number_unsigned_t) { return true; }
+  bool number_float(json::number_float_t, const json::string_t&) { return true; }
+  bool string(json::string_t&) { return true; }
+  bool binary(json::binary_t&) { return true; }
+  bool key(json::string_t&) { return true; }
+  bool start_object(std::size_t) { return true; }
+  bool end_object() { return true; }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+};
+static std::size_t decode_nodes(const std::string& json) {
+  Discard handler;
+  if (!nlohmann::json::sax_parse(json.data(), json.data() + json.size(), &handler))
+    throw std::runtime_error("invalid JSON");
   return 0;
 }
 #else
