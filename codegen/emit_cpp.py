@@ -218,7 +218,7 @@ def _emit_struct_codec(s: ir.Struct) -> list[str]:
         "};",
         f"template <class V> void decode_value(const V& v, {s.name}& out, const Ctx& ctx) {{ "
         "decode_struct(v, out, ctx); }",
-        f"inline void encode_value(std::string& out, const {s.name}& v) {{ encode_struct(out, v); }}",
+        f"template <class Out> void encode_value(Out& out, const {s.name}& v) {{ encode_struct(out, v); }}",
         "",
     ]
     return out
@@ -233,7 +233,7 @@ def _emit_union_codec(u: ir.Struct) -> list[str]:
         "};",
         f"template <class V> void decode_value(const V& v, {u.name}& out, const Ctx& ctx) {{ "
         "decode_union(v, out, ctx); }",
-        f"inline void encode_value(std::string& out, const {u.name}& v) {{ encode_union(out, v); }}",
+        f"template <class Out> void encode_value(Out& out, const {u.name}& v) {{ encode_union(out, v); }}",
         "",
     ]
 
@@ -249,6 +249,10 @@ def _emit_enum_codec(e: ir.Enum) -> list[str]:
 
 
 def _emit_forward_decls(order: tuple[ir.TypeDef, ...]) -> list[str]:
+    """The codec's overloads, declared before the engine that calls them. A struct's or union's
+    encoder is a template over its output (always std::string), like the decoder over its backend's
+    value: a non-template inline function would instantiate the whole encoder in every translation
+    unit that includes the header, used or not."""
     out = []
     for t in order:
         if isinstance(t, ir.Enum):
@@ -256,22 +260,61 @@ def _emit_forward_decls(order: tuple[ir.TypeDef, ...]) -> list[str]:
             out.append(f"inline void encode_value(std::string& out, {t.name} v);")
         else:
             out.append(f"template <class V> void decode_value(const V& v, {t.name}& out, const Ctx& ctx);")
-            out.append(f"inline void encode_value(std::string& out, const {t.name}& v);")
+            out.append(f"template <class Out> void encode_value(Out& out, const {t.name}& v);")
     return out
 
 
 def _emit_consts(schema: ir.Schema) -> list[str]:
+    """The IDL's constants, `inline constexpr` wherever C++17 allows: strings as string_view, lists
+    and string-keyed maps as ConstList/ConstMap (runtime.h), structs of scalars as themselves. Only a
+    constant outside those shapes (a struct holding strings, a map nested in a list) falls back to
+    `inline const` of its field type, which costs a static initializer in every translation unit."""
     out = [f"inline constexpr std::string_view IDL_CHECKSUM = {_string_literal(schema.checksum)};"]
     for c in schema.consts:
         out += ["", *_comment(c.doc, "")]
-        value = _literal(schema, c.type, c.value)
-        if c.type.kind == "base" and c.type.name not in ("string", "binary"):
-            out.append(f"inline constexpr {cpp_type(c.type)} {c.name} = {value};")
-        elif c.type.kind == "base":
-            out.append(f"inline constexpr std::string_view {c.name} = {value};")
+        const_type = _const_type(schema, c.type, [c.value])
+        if const_type is None:
+            out.append(f"inline const {cpp_type(c.type)} {c.name} = {_literal(schema, c.type, c.value)};")
         else:
-            out.append(f"inline const {cpp_type(c.type)} {c.name} = {value};")
+            out.append(f"inline constexpr {const_type} {c.name} = {_const_literal(schema, c.type, c.value)};")
     return out
+
+
+def _const_type(schema: ir.Schema, t: ir.TypeRef, values: list[ir.ConstValue]) -> str | None:
+    """The constexpr C++ type of constants of type `t` whose values (at this position) are `values`,
+    or None when C++17 has no constant-initialized form for it."""
+    if t.kind == "base":
+        return "std::string_view" if t.name in ("string", "binary") else _BASE[t.name]
+    if t.kind == "named":
+        target = schema.type(t.name)
+        if isinstance(target, ir.Enum):
+            return t.name
+        scalar = all((f.type.kind == "base" and f.type.name not in ("string", "binary"))
+                     or (f.type.kind == "named" and isinstance(schema.type(f.type.name), ir.Enum))
+                     for f in target.fields)
+        return t.name if scalar and target.kind != "union" else None
+    lists = [v for v in values if isinstance(v, tuple)]
+    if t.kind in ("list", "set"):
+        element = _const_type(schema, t.args[0], [e for v in lists for e in v])
+        return None if element is None else f"ConstList<{element}, {max(map(len, lists), default=0)}>"
+    maps = [v for v in values if isinstance(v, ir.ConstMap)]
+    if len(maps) != 1 or t.args[0].kind != "base" or t.args[0].name != "string":
+        return None  # a map nested in a list would need one size for maps of different sizes
+    value = _const_type(schema, t.args[1], [v for _, v in maps[0].items])
+    return None if value is None else f"ConstMap<{value}, {len(maps[0].items)}>"
+
+
+def _const_literal(schema: ir.Schema, t: ir.TypeRef, value: ir.ConstValue) -> str:
+    """The initializer of a constant of _const_type: aggregate braces for ConstList and ConstMap."""
+    if t.kind in ("list", "set"):
+        assert isinstance(value, tuple)
+        return "{{{" + ", ".join(_const_literal(schema, t.args[0], v) for v in value) + f"}}}}, {len(value)}}}"
+    if t.kind == "map":
+        assert isinstance(value, ir.ConstMap)
+        return "{{{" + ", ".join(
+            f"{{{_literal(schema, t.args[0], k)}, {_const_literal(schema, t.args[1], v)}}}" for k, v in value.items
+        ) + "}}}"
+    return _literal(schema, t, value)
 
 
 def emit_header(schema: ir.Schema) -> str:
@@ -286,6 +329,12 @@ def emit_header(schema: ir.Schema) -> str:
         "//   std::string json = externspec::encode(nodes);  // the bytes of Python's es.dumps",
         "// Compile with -std=c++17 -I$(python -c 'import externspec; print(externspec.get_include())').",
         "// Define EXTERNSPEC_NO_DEFAULT_BACKEND to leave out the nlohmann backend.",
+        "//",
+        "// Separate compilation (a program with several decoding translation units): define",
+        "// EXTERNSPEC_SEPARATE_CODEC in all of them, which then see the types and declarations only (no",
+        "// nlohmann, no codec instantiations), and compile the codec once, in one .cpp of the program:",
+        "//   #define EXTERNSPEC_CODEC_DEFINITIONS",
+        "//   #include <externspec/externspec.h>",
         "#pragma once",
         "",
         "#include <array>",
@@ -316,9 +365,20 @@ def emit_header(schema: ir.Schema) -> str:
             out += _emit_struct_codec(t)
     out += ["}  // namespace detail", "}  // namespace externspec", ""]
     out += _emit_version_policies(schema)
-    out += [*_spliced("api.inc.h"), "", "#ifndef EXTERNSPEC_NO_DEFAULT_BACKEND", '#include "backend_nlohmann.h"',
-            "#endif", ""]
+    out += [*_spliced("api.inc.h"), ""]
+    out += _emit_codec_types(schema)
+    out += [*_spliced("separate_codec.inc.h"), ""]
     return "\n".join(out)
+
+
+def _emit_codec_types(schema: ir.Schema) -> list[str]:
+    """`EXTERNSPEC_CODEC_TYPES(X)`: X(T) for every type `decode<T>` and `encode` accept (the structs
+    and unions), which separate compilation instantiates once (codegen/cpp/separate_codec.inc.h)."""
+    out = ["// Every type decode<T> and encode() accept, for separate compilation of the codec.",
+           "#define EXTERNSPEC_CODEC_TYPES(X) \\"]
+    lines = [f"  X({s.name})" for s in schema.structs]
+    out += [f"{line} \\" for line in lines[:-1]] + lines[-1:]
+    return [*out, ""]
 
 
 # The C++ template of each version policy (codegen/cpp/version.inc.h), by ir.VERSION_POLICIES name.

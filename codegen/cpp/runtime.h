@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -114,6 +115,47 @@ class Box {
 
  private:
   std::unique_ptr<T> p_;
+};
+
+// The IDL's constant lists and maps (`const list<...>`, `const map<string, ...>`) in C++:
+// constant-initialized aggregates, so a translation unit that includes the header runs no static
+// initializer and instantiates nothing for them. A list holds up to Capacity elements inline (the
+// longest list in its position in the IDL); a map keeps the IDL's order and is searched linearly
+// (constant maps have a handful of entries).
+template <class T, std::size_t Capacity>
+struct ConstList {
+  std::array<T, Capacity> items;
+  std::size_t count;
+
+  constexpr const T* begin() const { return items.data(); }
+  constexpr const T* end() const { return items.data() + count; }
+  constexpr std::size_t size() const { return count; }
+  constexpr const T& operator[](std::size_t i) const { return items[i]; }
+  template <class U>
+  constexpr bool contains(const U& value) const {
+    for (const T& item : *this)
+      if (item == value) return true;
+    return false;
+  }
+};
+
+template <class V, std::size_t N>
+struct ConstMap {
+  struct Entry {
+    std::string_view key;
+    V value;
+  };
+  std::array<Entry, N> entries;
+
+  constexpr const Entry* begin() const { return entries.data(); }
+  constexpr const Entry* end() const { return entries.data() + N; }
+  static constexpr std::size_t size() { return N; }
+  // The value of `key`, or nullptr.
+  constexpr const V* find(std::string_view key) const {
+    for (const Entry& e : entries)
+      if (e.key == key) return &e.value;
+    return nullptr;
+  }
 };
 
 // A string-keyed map that keeps insertion order, so that decode -> encode reproduces the

@@ -21,17 +21,19 @@ def _compiler_version() -> str:
     return subprocess.run([COMPILER, "--version"], capture_output=True, text=True, check=True).stdout
 
 
-def build(source: Path, cache_dir: Path, name: str, flags: Sequence[str],
+def build(source: Path | Sequence[Path], cache_dir: Path, name: str, flags: Sequence[str],
           extra_deps: Iterable[Path] = ()) -> Path:
-    """Compile `source` with `flags` into `cache_dir/name-<hash>` unless that binary exists.
+    """Compile and link `source` (one file, or the translation units of one program) with `flags`
+    into `cache_dir/name-<hash>` unless that binary exists.
 
-    The hash covers the source, every shipped header, `extra_deps`, the flags and the compiler
+    The hash covers the sources, every shipped header, `extra_deps`, the flags and the compiler
     version. Raises RuntimeError with the compiler's output on failure.
     """
+    sources = [source] if isinstance(source, Path) else list(source)
     h = hashlib.sha256()
     h.update(_compiler_version().encode())
     h.update("\0".join(flags).encode())
-    deps = [source, *sorted(Path(get_include()).rglob("*.h")), *extra_deps]
+    deps = [*sources, *sorted(Path(get_include()).rglob("*.h")), *extra_deps]
     for dep in deps:
         h.update(str(dep.name).encode())
         h.update(dep.read_bytes())
@@ -40,10 +42,11 @@ def build(source: Path, cache_dir: Path, name: str, flags: Sequence[str],
         return exe
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = exe.with_name(f"{exe.name}.tmp{os.getpid()}")
-    cmd = [COMPILER, *[f for f in flags if not f.startswith("-l")], str(source), "-o", str(tmp),
+    cmd = [COMPILER, *[f for f in flags if not f.startswith("-l")], *map(str, sources), "-o", str(tmp),
            *[f for f in flags if f.startswith("-l")]]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"compiling {source} failed:\n{' '.join(cmd)}\n{proc.stderr[-8000:]}")
+        names = " ".join(map(str, sources))
+        raise RuntimeError(f"compiling {names} failed:\n{' '.join(cmd)}\n{proc.stderr[-8000:]}")
     os.replace(tmp, exe)
     return exe

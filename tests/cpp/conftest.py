@@ -1,15 +1,16 @@
-"""Fixtures of the C++ tests: the conformance harness built once per backend (cached in .cache/)."""
+"""Fixtures of the C++ tests: the conformance harness built once per build of harness.BUILDS (cached
+in .cache/)."""
 
 from __future__ import annotations
 
 import pytest
 
 from externspec._cppbuild import build
-from tests.cpp.harness import BACKENDS, CACHE, HARNESS_SOURCE, Harness, harness_flags
+from tests.cpp.harness import BUILDS, CACHE, Harness, harness_flags, harness_sources
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@pytest.fixture(scope="session", params=BUILDS)
 def harness(request: pytest.FixtureRequest) -> Harness:
-    backend = request.param
-    exe = build(HARNESS_SOURCE, CACHE, f"conformance_harness-{backend}", harness_flags(backend))
-    return Harness(exe, backend)
+    name = request.param
+    exe = build(harness_sources(name), CACHE, f"conformance_harness-{name}", harness_flags(name))
+    return Harness(exe, name)

@@ -12,7 +12,11 @@ from externspec.cpp_include import compile_flags, link_flags
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = cache_dir() / "cpp"
 HARNESS_SOURCE = Path(__file__).with_name("conformance_harness.cpp")
+CODEC_SOURCE = Path(__file__).with_name("codec_definitions.cpp")
 BACKENDS = ("nlohmann", "simdjson")
+# The harness builds the tests run: each backend header-only, and the default backend with its codec
+# compiled in a translation unit of its own (EXTERNSPEC_SEPARATE_CODEC + EXTERNSPEC_CODEC_DEFINITIONS).
+BUILDS = (*BACKENDS, "nlohmann-separate")
 
 
 @dataclass(frozen=True)
@@ -28,9 +32,9 @@ class Outcome:
 class Harness:
     """Runs the compiled harness over a batch of documents in one process."""
 
-    def __init__(self, exe: Path, backend: str):
+    def __init__(self, exe: Path, build: str):
         self.exe = exe
-        self.backend = backend
+        self.build = build  # its name in BUILDS
 
     def run(self, requests: list[tuple[str, Path]], strict: bool = False) -> list[Outcome]:
         stdin = "".join(f"{t}\t{int(strict)}\t{p}\n" for t, p in requests)
@@ -56,8 +60,15 @@ class Harness:
         return self.run([(type_name, path)], strict)[0]
 
 
-def harness_flags(backend: str) -> list[str]:
+def harness_sources(build: str) -> list[Path]:
+    return [HARNESS_SOURCE, CODEC_SOURCE] if build.endswith("-separate") else [HARNESS_SOURCE]
+
+
+def harness_flags(build: str) -> list[str]:
+    backend = build.removesuffix("-separate")
     flags = [*compile_flags(backend), *link_flags(backend), "-O1", "-Wall", "-Wextra", "-Werror"]
     if backend == "simdjson":
         flags.insert(0, "-DHARNESS_SIMDJSON")
+    if build != backend:
+        flags.insert(0, "-DEXTERNSPEC_SEPARATE_CODEC")
     return flags

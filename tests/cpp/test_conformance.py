@@ -1,4 +1,5 @@
-"""One corpus, two decoders: tests/conformance is read by Python and by the C++ header (both backends).
+"""One corpus, two decoders: tests/conformance is read by Python and by the C++ header (every build
+of tests/cpp/harness.py: both backends, and the default one with its codec compiled separately).
 
 Valid documents decode in C++ and re-encode to the exact bytes of Python's `es.dumps`; invalid ones
 are rejected by both with the same error kind and JSON path (manifest.json records the expectation).
@@ -48,16 +49,16 @@ def test_cpp_round_trips_valid_documents_to_python_bytes(harness) -> None:
     outcomes = harness.run([(t, CORPUS / "valid" / name) for name, t in VALID])
     for (name, t), got in zip(VALID, outcomes, strict=True):
         model = es.load(CORPUS / "valid" / name, getattr(es, t))
-        assert got.kind == "OK", f"{harness.backend} rejected valid/{name}: {got.message}"
-        assert got.encoded == es.dumps(model), f"{harness.backend}: valid/{name} re-encoded differently"
+        assert got.kind == "OK", f"{harness.build} rejected valid/{name}: {got.message}"
+        assert got.encoded == es.dumps(model), f"{harness.build}: valid/{name} re-encoded differently"
 
 
 def test_cpp_rejects_invalid_documents_like_python(harness) -> None:
     outcomes = harness.run([(e["type"], CORPUS / "invalid" / name) for name, e in INVALID])
     for (name, expect), got in zip(INVALID, outcomes, strict=True):
-        assert got.kind == expect["error"], f"{harness.backend}: invalid/{name}: {got}"
+        assert got.kind == expect["error"], f"{harness.build}: invalid/{name}: {got}"
         path = got.path if got.kind == "DecodeError" else got.message.split(": ", 1)[0]
-        assert path == expect["path"], f"{harness.backend}: invalid/{name}: {got.message}"
+        assert path == expect["path"], f"{harness.build}: invalid/{name}: {got.message}"
 
 
 def test_cpp_messages_match_python_for_schema_errors(harness) -> None:
@@ -75,7 +76,7 @@ def test_cpp_messages_match_python_for_schema_errors(harness) -> None:
             python_message = str(e).split(": ", 1)[1]
         # The harness prints one line: the first problem and how many more (both decoders stop a
         # list or map at its first bad element, so the counts agree too).
-        assert got.message == python_message.split("\n")[0], f"{harness.backend}: invalid/{name}"
+        assert got.message == python_message.split("\n")[0], f"{harness.build}: invalid/{name}"
 
 
 def test_strict_rejects_unknown_keys_everywhere(harness) -> None:

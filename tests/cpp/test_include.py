@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import externspec as es
+from externspec._cppbuild import COMPILER
 from externspec.cpp_include import compile_flags, link_flags
 
 README = Path(__file__).parents[2] / "README.md"
@@ -75,6 +76,38 @@ def test_a_source_checkout_has_no_cmake_package_and_says_so() -> None:
     proc = _cli("--cmake-dir")
     assert proc.returncode == 1 and proc.stdout == ""
     assert "no CMake package at" in proc.stderr and "installed by the wheel build" in proc.stderr
+
+
+_DECODE_SYMBOL = ("externspec::ExternKernelNodes externspec::decode<externspec::ExternKernelNodes, "
+                  "externspec::NlohmannBackend>")
+
+
+@pytest.mark.slow
+def test_separate_codec_units_skip_the_codec_and_link_to_one_that_has_it(tmp_path: Path) -> None:
+    """EXTERNSPEC_SEPARATE_CODEC: a unit that decodes includes no json.hpp and instantiates no codec
+    (decode<T> is left to the linker); the unit with EXTERNSPEC_CODEC_DEFINITIONS provides it."""
+    (tmp_path / "app.cpp").write_text(_APP % ("externspec.h", "", DOCUMENT))
+    (tmp_path / "codec.cpp").write_text("#define EXTERNSPEC_CODEC_DEFINITIONS\n#include <externspec/externspec.h>\n")
+    separate = [COMPILER, *compile_flags(), "-DEXTERNSPEC_SEPARATE_CODEC", "-O1", "-Wall", "-Werror"]
+
+    def run(*args: str) -> str:
+        proc = subprocess.run(list(args), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{args}\n{proc.stderr[-4000:]}"
+        return proc.stdout
+
+    assert "nlohmann" not in run(*separate, "-M", "app.cpp")
+    run(*separate, "-c", "app.cpp", "-o", "app.o")
+    symbols = run("nm", "-C", "app.o").splitlines()
+    assert any(line.split()[:1] == ["U"] and _DECODE_SYMBOL in line for line in symbols)
+    assert not [line for line in symbols if "externspec::detail::" in line and line.split()[1] in "TW"]
+    run(*separate, "-c", "codec.cpp", "-o", "codec.o")
+    run(COMPILER, "app.o", "codec.o", "-o", "app")
+    assert run(str(tmp_path / "app")) == "aten::relu\n"
+
+    # The codec unit instantiates the default backend, so it cannot go without it.
+    proc = subprocess.run([*separate, "-DEXTERNSPEC_NO_DEFAULT_BACKEND", "-fsyntax-only", "codec.cpp"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "do not define EXTERNSPEC_NO_DEFAULT_BACKEND" in proc.stderr
 
 
 @pytest.mark.slow

@@ -67,10 +67,10 @@ def test_cpp_and_python_agree_at_the_limits(low_limit_harness: Harness, tmp_path
             want = ("OK", "")
         except es.DecodeError as exc:
             want = ("DecodeError", str(exc))
-        assert got.kind == want[0], f"{low_limit_harness.backend} {name}: {got}"
+        assert got.kind == want[0], f"{low_limit_harness.build} {name}: {got}"
         if got.kind == "DecodeError":
             assert got.path == "$"
-            assert got.message.startswith(want[1]), f"{low_limit_harness.backend} {name}: {got.message} vs {want[1]}"
+            assert got.message.startswith(want[1]), f"{low_limit_harness.build} {name}: {got.message} vs {want[1]}"
 
 
 @pytest.mark.slow
@@ -91,8 +91,8 @@ def test_chosen_map_keys_cannot_flood_the_duplicate_key_check(harness: Harness, 
         paths.append(tmp_path / f"{name}.json")
         paths[-1].write_bytes(data)
     for path, got in zip(paths, harness.run([("Node", p) for p in paths]), strict=True):
-        assert got.kind == "OK", f"{harness.backend} {path.name}: {got.message}"
-        assert got.encoded == es.dumps(es.loads(path.read_bytes(), es.Node)), f"{harness.backend} {path.name}"
+        assert got.kind == "OK", f"{harness.build} {path.name}: {got.message}"
+        assert got.encoded == es.dumps(es.loads(path.read_bytes(), es.Node)), f"{harness.build} {path.name}"
     assert set(json.loads(docs["repeated"])["metadata"].values()) == {"v"}
 
 

@@ -1,8 +1,8 @@
 """Property: any valid document survives Python dumps -> C++ decode -> C++ encode -> Python loads.
 
 Documents are drawn from the generated models themselves (tests/support/strategies.py: every
-field, union member and enum), so the property follows the IDL as it changes. Both backends; one
-harness process per example.
+field, union member and enum), so the property follows the IDL as it changes. Every harness build
+(harness.BUILDS); one harness process per example.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_python_to_cpp_to_python_is_identity(harness, workdir: Path, data: st.Da
     model_type = data.draw(st.sampled_from(TYPES))
     original = data.draw(documents(model_type, 3))
     text = es.dumps(original)
-    path = workdir / f"doc-{harness.backend}.json"
+    path = workdir / f"doc-{harness.build}.json"
     path.write_text(text, encoding="utf-8")
     got = harness.one(model_type.__name__, path)
     assert got.kind == "OK", got.message

@@ -8,10 +8,6 @@
 namespace externspec {
 namespace {
 
-bool listed(const std::vector<std::string>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 // A torchbind class: the C++ executor's one addition to the ABI tables. Its objects travel by
 // name as `as_custom_obj` (the Python executor has no object table and refuses them at load).
 bool is_torchbind_class(const c10::TypePtr& t) {
@@ -28,9 +24,9 @@ std::string ArgType::spelling() const {
 
 std::vector<std::string_view> ArgType::members() const {
   if (is_class && !is_list && !elem_optional) return {"as_custom_obj"};
-  auto it = ABI_INPUT_MEMBERS.find(spelling());
-  if (it == ABI_INPUT_MEMBERS.end()) return {};
-  return {it->second.begin(), it->second.end()};
+  const auto* members = ABI_INPUT_MEMBERS.find(spelling());
+  if (!members) return {};
+  return {members->begin(), members->end()};
 }
 
 bool ArgType::accepts(std::string_view member) const {
@@ -39,16 +35,16 @@ bool ArgType::accepts(std::string_view member) const {
   return std::find(m.begin(), m.end(), member) != m.end();
 }
 
-bool ArgType::is_enum() const { return !is_list && listed(ABI_ENUM_TYPES, base); }
+bool ArgType::is_enum() const { return !is_list && ABI_ENUM_TYPES.contains(base); }
 
 std::string_view ArgType::return_member() const {
-  auto it = ABI_RETURN_MEMBERS.find(str());
-  return it == ABI_RETURN_MEMBERS.end() ? std::string_view() : std::string_view(it->second);
+  const auto* member = ABI_RETURN_MEMBERS.find(str());
+  return member ? *member : std::string_view();
 }
 
 SlotKind ArgType::slot_kind(std::string_view member) const {
-  if (listed(ABI_INT_SLOT_MEMBERS, member) && !is_enum()) return SlotKind::Int;
-  return listed(ABI_TENSOR_SLOT_MEMBERS, member) ? SlotKind::Tensor : SlotKind::Static;
+  if (ABI_INT_SLOT_MEMBERS.contains(member) && !is_enum()) return SlotKind::Int;
+  return ABI_TENSOR_SLOT_MEMBERS.contains(member) ? SlotKind::Tensor : SlotKind::Static;
 }
 
 ArgType arg_type(const c10::TypePtr& real_type) {
@@ -66,8 +62,8 @@ ArgType arg_type(const c10::TypePtr& real_type) {
       t = t->expectRef<c10::OptionalType>().getElementType();
     }
   }
-  auto base = ABI_BASE_OF_TYPE_KIND.find(c10::typeKindToString(t->kind()));
-  at.base = base == ABI_BASE_OF_TYPE_KIND.end() ? t->str() : base->second;
+  const auto* base = ABI_BASE_OF_TYPE_KIND.find(c10::typeKindToString(t->kind()));
+  at.base = base ? std::string(*base) : t->str();
   if (at.base == "NoneType" && (at.optional || at.is_list)) at.base = t->str();
   if (is_torchbind_class(t)) {
     at.is_class = true;

@@ -7,6 +7,12 @@
 //   std::string json = externspec::encode(nodes);  // the bytes of Python's es.dumps
 // Compile with -std=c++17 -I$(python -c 'import externspec; print(externspec.get_include())').
 // Define EXTERNSPEC_NO_DEFAULT_BACKEND to leave out the nlohmann backend.
+//
+// Separate compilation (a program with several decoding translation units): define
+// EXTERNSPEC_SEPARATE_CODEC in all of them, which then see the types and declarations only (no
+// nlohmann, no codec instantiations), and compile the codec once, in one .cpp of the program:
+//   #define EXTERNSPEC_CODEC_DEFINITIONS
+//   #include <externspec/externspec.h>
 #pragma once
 
 #include <array>
@@ -1213,7 +1219,7 @@ inline constexpr std::string_view IDL_CHECKSUM = "3da5eae491522f02ad38d0c6f6061e
 
 // The version of externspec's own documents (ExternKernelNodes). Readers accept the same major
 // and any minor; a newer minor is read only when it carries nothing this reader does not know.
-inline const SchemaVersion SCHEMA_VERSION = SchemaVersion{1, 1};
+inline constexpr SchemaVersion SCHEMA_VERSION = SchemaVersion{1, 1};
 
 // The torch.export schema major that ExportedProgram mirrors. An ExportedProgram's own
 // `schema_version` is torch's (8.20 in torch 2.13) and is checked against this major.
@@ -1221,29 +1227,29 @@ inline constexpr std::int64_t TORCH_EXPORT_SCHEMA_MAJOR = 8;
 
 // The op-schema base type of each torch JIT type kind (c10::TypeKind's names). A kind not listed
 // keeps torch's spelling of the type, which no table below accepts.
-inline const OrderedMap<std::string> ABI_BASE_OF_TYPE_KIND = {{"TensorType", "Tensor"}, {"IntType", "int"}, {"SymIntType", "SymInt"}, {"FloatType", "float"}, {"BoolType", "bool"}, {"StringType", "str"}, {"NumberType", "Scalar"}, {"ScalarTypeType", "ScalarType"}, {"LayoutType", "Layout"}, {"MemoryFormatType", "MemoryFormat"}, {"DeviceObjType", "Device"}, {"NoneType", "NoneType"}};
+inline constexpr ConstMap<std::string_view, 12> ABI_BASE_OF_TYPE_KIND = {{{{"TensorType", "Tensor"}, {"IntType", "int"}, {"SymIntType", "SymInt"}, {"FloatType", "float"}, {"BoolType", "bool"}, {"StringType", "str"}, {"NumberType", "Scalar"}, {"ScalarTypeType", "ScalarType"}, {"LayoutType", "Layout"}, {"MemoryFormatType", "MemoryFormat"}, {"DeviceObjType", "Device"}, {"NoneType", "NoneType"}}}};
 
 // The Argument members a non-None input of each op-schema type may be written as; a type not
 // listed cannot be passed to an extern kernel. The enum types also accept `as_int`: torch 2.13
 // writes an enum default it filled in as an int in c10's numbering (static, converted through the
 // c10 name tables).
-inline const OrderedMap<std::vector<std::string>> ABI_INPUT_MEMBERS = {{"Tensor", {"as_tensor"}}, {"Tensor[]", {"as_tensors"}}, {"Tensor?[]", {"as_optional_tensors", "as_tensors"}}, {"int", {"as_int"}}, {"int[]", {"as_ints"}}, {"SymInt", {"as_int", "as_sym_int"}}, {"SymInt[]", {"as_ints", "as_sym_ints"}}, {"float", {"as_float"}}, {"float[]", {"as_floats"}}, {"bool", {"as_bool"}}, {"bool[]", {"as_bools"}}, {"str", {"as_string"}}, {"str[]", {"as_strings"}}, {"Scalar", {"as_int", "as_sym_int", "as_float", "as_bool", "as_complex"}}, {"Scalar[]", {"as_ints", "as_sym_ints", "as_floats", "as_bools"}}, {"ScalarType", {"as_scalar_type", "as_int"}}, {"Layout", {"as_layout", "as_int"}}, {"MemoryFormat", {"as_memory_format", "as_int"}}, {"Device", {"as_device"}}};
+inline constexpr ConstMap<ConstList<std::string_view, 5>, 19> ABI_INPUT_MEMBERS = {{{{"Tensor", {{{"as_tensor"}}, 1}}, {"Tensor[]", {{{"as_tensors"}}, 1}}, {"Tensor?[]", {{{"as_optional_tensors", "as_tensors"}}, 2}}, {"int", {{{"as_int"}}, 1}}, {"int[]", {{{"as_ints"}}, 1}}, {"SymInt", {{{"as_int", "as_sym_int"}}, 2}}, {"SymInt[]", {{{"as_ints", "as_sym_ints"}}, 2}}, {"float", {{{"as_float"}}, 1}}, {"float[]", {{{"as_floats"}}, 1}}, {"bool", {{{"as_bool"}}, 1}}, {"bool[]", {{{"as_bools"}}, 1}}, {"str", {{{"as_string"}}, 1}}, {"str[]", {{{"as_strings"}}, 1}}, {"Scalar", {{{"as_int", "as_sym_int", "as_float", "as_bool", "as_complex"}}, 5}}, {"Scalar[]", {{{"as_ints", "as_sym_ints", "as_floats", "as_bools"}}, 4}}, {"ScalarType", {{{"as_scalar_type", "as_int"}}, 2}}, {"Layout", {{{"as_layout", "as_int"}}, 2}}, {"MemoryFormat", {{{"as_memory_format", "as_int"}}, 2}}, {"Device", {{{"as_device"}}, 1}}}}};
 
 // The op-schema types whose `as_int` is a c10-numbered enum value: static, never a slot.
-inline const std::vector<std::string> ABI_ENUM_TYPES = {"ScalarType", "Layout", "MemoryFormat"};
+inline constexpr ConstList<std::string_view, 3> ABI_ENUM_TYPES = {{{"ScalarType", "Layout", "MemoryFormat"}}, 3};
 
 // The output member of each return type the ABI can return (the full spelling, outer `?`
 // included); a return type not listed cannot be returned through the arrays.
-inline const OrderedMap<std::string> ABI_RETURN_MEMBERS = {{"Tensor", "as_tensor"}, {"Tensor[]", "as_tensors"}, {"Tensor?", "as_optional_tensor"}, {"int", "as_int"}, {"SymInt", "as_int"}, {"NoneType", "as_none"}};
+inline constexpr ConstMap<std::string_view, 6> ABI_RETURN_MEMBERS = {{{{"Tensor", "as_tensor"}, {"Tensor[]", "as_tensors"}, {"Tensor?", "as_optional_tensor"}, {"int", "as_int"}, {"SymInt", "as_int"}, {"NoneType", "as_none"}}}};
 
 // Members whose values travel in the int array, one slot per int (an enum type's `as_int`
 // excepted); inputs first, then int returns.
-inline const std::vector<std::string> ABI_INT_SLOT_MEMBERS = {"as_int", "as_sym_int", "as_ints", "as_sym_ints"};
+inline constexpr ConstList<std::string_view, 4> ABI_INT_SLOT_MEMBERS = {{{"as_int", "as_sym_int", "as_ints", "as_sym_ints"}}, 4};
 
 // Members whose values travel in the tensor array, one handle per tensor present (an absent
 // element of `as_optional_tensors` takes none); inputs first, then one handle per output tensor.
 // Every other member is static: decoded once at load.
-inline const std::vector<std::string> ABI_TENSOR_SLOT_MEMBERS = {"as_tensor", "as_tensors", "as_optional_tensors"};
+inline constexpr ConstList<std::string_view, 3> ABI_TENSOR_SLOT_MEMBERS = {{{"as_tensor", "as_tensors", "as_optional_tensors"}}, 3};
 
 // Node metadata key: the op schema the node was exported against (`str(op._schema)`).
 inline constexpr std::string_view METADATA_OP_SCHEMA = "externspec.op_schema";
@@ -1258,7 +1264,7 @@ inline constexpr std::string_view METADATA_WRAPPED_NUMBERS = "externspec.wrapped
 namespace detail {
 
 template <class V> void decode_value(const V& v, SchemaVersion& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SchemaVersion& v);
+template <class Out> void encode_value(Out& out, const SchemaVersion& v);
 template <class V> void decode_value(const V& v, ArgumentKind& out, const Ctx& ctx);
 inline void encode_value(std::string& out, ArgumentKind v);
 template <class V> void decode_value(const V& v, Layout& out, const Ctx& ctx);
@@ -1268,105 +1274,105 @@ inline void encode_value(std::string& out, MemoryFormat v);
 template <class V> void decode_value(const V& v, ScalarType& out, const Ctx& ctx);
 inline void encode_value(std::string& out, ScalarType v);
 template <class V> void decode_value(const V& v, Device& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const Device& v);
+template <class Out> void encode_value(Out& out, const Device& v);
 template <class V> void decode_value(const V& v, SymExprHint& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SymExprHint& v);
+template <class Out> void encode_value(Out& out, const SymExprHint& v);
 template <class V> void decode_value(const V& v, SymExpr& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SymExpr& v);
+template <class Out> void encode_value(Out& out, const SymExpr& v);
 template <class V> void decode_value(const V& v, SymInt& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SymInt& v);
+template <class Out> void encode_value(Out& out, const SymInt& v);
 template <class V> void decode_value(const V& v, SymFloat& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SymFloat& v);
+template <class Out> void encode_value(Out& out, const SymFloat& v);
 template <class V> void decode_value(const V& v, SymBool& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SymBool& v);
+template <class Out> void encode_value(Out& out, const SymBool& v);
 template <class V> void decode_value(const V& v, TensorMeta& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const TensorMeta& v);
+template <class Out> void encode_value(Out& out, const TensorMeta& v);
 template <class V> void decode_value(const V& v, SymIntArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SymIntArgument& v);
+template <class Out> void encode_value(Out& out, const SymIntArgument& v);
 template <class V> void decode_value(const V& v, SymFloatArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SymFloatArgument& v);
+template <class Out> void encode_value(Out& out, const SymFloatArgument& v);
 template <class V> void decode_value(const V& v, SymBoolArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const SymBoolArgument& v);
+template <class Out> void encode_value(Out& out, const SymBoolArgument& v);
 template <class V> void decode_value(const V& v, TensorArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const TensorArgument& v);
+template <class Out> void encode_value(Out& out, const TensorArgument& v);
 template <class V> void decode_value(const V& v, TokenArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const TokenArgument& v);
+template <class Out> void encode_value(Out& out, const TokenArgument& v);
 template <class V> void decode_value(const V& v, OptionalTensorArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const OptionalTensorArgument& v);
+template <class Out> void encode_value(Out& out, const OptionalTensorArgument& v);
 template <class V> void decode_value(const V& v, GraphArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const GraphArgument& v);
+template <class Out> void encode_value(Out& out, const GraphArgument& v);
 template <class V> void decode_value(const V& v, CustomObjArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const CustomObjArgument& v);
+template <class Out> void encode_value(Out& out, const CustomObjArgument& v);
 template <class V> void decode_value(const V& v, ComplexValue& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const ComplexValue& v);
+template <class Out> void encode_value(Out& out, const ComplexValue& v);
 template <class V> void decode_value(const V& v, Argument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const Argument& v);
+template <class Out> void encode_value(Out& out, const Argument& v);
 template <class V> void decode_value(const V& v, NamedArgument& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const NamedArgument& v);
+template <class Out> void encode_value(Out& out, const NamedArgument& v);
 template <class V> void decode_value(const V& v, Node& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const Node& v);
+template <class Out> void encode_value(Out& out, const Node& v);
 template <class V> void decode_value(const V& v, Graph& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const Graph& v);
+template <class Out> void encode_value(Out& out, const Graph& v);
 template <class V> void decode_value(const V& v, UserInputSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const UserInputSpec& v);
+template <class Out> void encode_value(Out& out, const UserInputSpec& v);
 template <class V> void decode_value(const V& v, ConstantValue& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const ConstantValue& v);
+template <class Out> void encode_value(Out& out, const ConstantValue& v);
 template <class V> void decode_value(const V& v, InputToConstantInputSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const InputToConstantInputSpec& v);
+template <class Out> void encode_value(Out& out, const InputToConstantInputSpec& v);
 template <class V> void decode_value(const V& v, InputToParameterSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const InputToParameterSpec& v);
+template <class Out> void encode_value(Out& out, const InputToParameterSpec& v);
 template <class V> void decode_value(const V& v, InputToBufferSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const InputToBufferSpec& v);
+template <class Out> void encode_value(Out& out, const InputToBufferSpec& v);
 template <class V> void decode_value(const V& v, InputToTensorConstantSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const InputToTensorConstantSpec& v);
+template <class Out> void encode_value(Out& out, const InputToTensorConstantSpec& v);
 template <class V> void decode_value(const V& v, InputToCustomObjSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const InputToCustomObjSpec& v);
+template <class Out> void encode_value(Out& out, const InputToCustomObjSpec& v);
 template <class V> void decode_value(const V& v, InputTokenSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const InputTokenSpec& v);
+template <class Out> void encode_value(Out& out, const InputTokenSpec& v);
 template <class V> void decode_value(const V& v, InputSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const InputSpec& v);
+template <class Out> void encode_value(Out& out, const InputSpec& v);
 template <class V> void decode_value(const V& v, UserOutputSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const UserOutputSpec& v);
+template <class Out> void encode_value(Out& out, const UserOutputSpec& v);
 template <class V> void decode_value(const V& v, LossOutputSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const LossOutputSpec& v);
+template <class Out> void encode_value(Out& out, const LossOutputSpec& v);
 template <class V> void decode_value(const V& v, BufferMutationSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const BufferMutationSpec& v);
+template <class Out> void encode_value(Out& out, const BufferMutationSpec& v);
 template <class V> void decode_value(const V& v, ParameterMutationSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const ParameterMutationSpec& v);
+template <class Out> void encode_value(Out& out, const ParameterMutationSpec& v);
 template <class V> void decode_value(const V& v, GradientToParameterSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const GradientToParameterSpec& v);
+template <class Out> void encode_value(Out& out, const GradientToParameterSpec& v);
 template <class V> void decode_value(const V& v, GradientToUserInputSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const GradientToUserInputSpec& v);
+template <class Out> void encode_value(Out& out, const GradientToUserInputSpec& v);
 template <class V> void decode_value(const V& v, UserInputMutationSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const UserInputMutationSpec& v);
+template <class Out> void encode_value(Out& out, const UserInputMutationSpec& v);
 template <class V> void decode_value(const V& v, OutputTokenSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const OutputTokenSpec& v);
+template <class Out> void encode_value(Out& out, const OutputTokenSpec& v);
 template <class V> void decode_value(const V& v, OutputSpec& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const OutputSpec& v);
+template <class Out> void encode_value(Out& out, const OutputSpec& v);
 template <class V> void decode_value(const V& v, GraphSignature& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const GraphSignature& v);
+template <class Out> void encode_value(Out& out, const GraphSignature& v);
 template <class V> void decode_value(const V& v, RangeConstraint& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const RangeConstraint& v);
+template <class Out> void encode_value(Out& out, const RangeConstraint& v);
 template <class V> void decode_value(const V& v, ModuleCallSignature& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const ModuleCallSignature& v);
+template <class Out> void encode_value(Out& out, const ModuleCallSignature& v);
 template <class V> void decode_value(const V& v, ModuleCallEntry& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const ModuleCallEntry& v);
+template <class Out> void encode_value(Out& out, const ModuleCallEntry& v);
 template <class V> void decode_value(const V& v, NamedTupleDef& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const NamedTupleDef& v);
+template <class Out> void encode_value(Out& out, const NamedTupleDef& v);
 template <class V> void decode_value(const V& v, GraphModule& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const GraphModule& v);
+template <class Out> void encode_value(Out& out, const GraphModule& v);
 template <class V> void decode_value(const V& v, ExportedProgram& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const ExportedProgram& v);
+template <class Out> void encode_value(Out& out, const ExportedProgram& v);
 template <class V> void decode_value(const V& v, PayloadMeta& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const PayloadMeta& v);
+template <class Out> void encode_value(Out& out, const PayloadMeta& v);
 template <class V> void decode_value(const V& v, PayloadConfig& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const PayloadConfig& v);
+template <class Out> void encode_value(Out& out, const PayloadConfig& v);
 template <class V> void decode_value(const V& v, AOTInductorModelPickleData& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const AOTInductorModelPickleData& v);
+template <class Out> void encode_value(Out& out, const AOTInductorModelPickleData& v);
 template <class V> void decode_value(const V& v, ExternKernelNode& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const ExternKernelNode& v);
+template <class Out> void encode_value(Out& out, const ExternKernelNode& v);
 template <class V> void decode_value(const V& v, ExternKernelNodes& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const ExternKernelNodes& v);
+template <class Out> void encode_value(Out& out, const ExternKernelNodes& v);
 
 // ---- codecs of scalars and containers (hand-written: codegen/cpp/containers.inc.h) ----
 
@@ -1804,7 +1810,7 @@ struct Fields<SchemaVersion> {
   }};
 };
 template <class V> void decode_value(const V& v, SchemaVersion& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const SchemaVersion& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const SchemaVersion& v) { encode_struct(out, v); }
 
 template <class V> void decode_value(const V& v, ArgumentKind& out, const Ctx&) { out = decode_enum<ArgumentKind>(v); }
 inline void encode_value(std::string& out, ArgumentKind v) { write_int(out, static_cast<std::int64_t>(v)); }
@@ -1827,14 +1833,14 @@ struct Fields<Device> {
   }};
 };
 template <class V> void decode_value(const V& v, Device& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const Device& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const Device& v) { encode_struct(out, v); }
 
 template <>
 struct UnionInfo<SymExprHint> {
   static constexpr const char* name = "SymExprHint";
 };
 template <class V> void decode_value(const V& v, SymExprHint& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const SymExprHint& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const SymExprHint& v) { encode_union(out, v); }
 
 template <>
 struct Fields<SymExpr> {
@@ -1845,28 +1851,28 @@ struct Fields<SymExpr> {
   }};
 };
 template <class V> void decode_value(const V& v, SymExpr& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const SymExpr& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const SymExpr& v) { encode_struct(out, v); }
 
 template <>
 struct UnionInfo<SymInt> {
   static constexpr const char* name = "SymInt";
 };
 template <class V> void decode_value(const V& v, SymInt& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const SymInt& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const SymInt& v) { encode_union(out, v); }
 
 template <>
 struct UnionInfo<SymFloat> {
   static constexpr const char* name = "SymFloat";
 };
 template <class V> void decode_value(const V& v, SymFloat& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const SymFloat& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const SymFloat& v) { encode_union(out, v); }
 
 template <>
 struct UnionInfo<SymBool> {
   static constexpr const char* name = "SymBool";
 };
 template <class V> void decode_value(const V& v, SymBool& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const SymBool& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const SymBool& v) { encode_union(out, v); }
 
 template <>
 struct Fields<TensorMeta> {
@@ -1882,28 +1888,28 @@ struct Fields<TensorMeta> {
   }};
 };
 template <class V> void decode_value(const V& v, TensorMeta& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const TensorMeta& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const TensorMeta& v) { encode_struct(out, v); }
 
 template <>
 struct UnionInfo<SymIntArgument> {
   static constexpr const char* name = "SymIntArgument";
 };
 template <class V> void decode_value(const V& v, SymIntArgument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const SymIntArgument& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const SymIntArgument& v) { encode_union(out, v); }
 
 template <>
 struct UnionInfo<SymFloatArgument> {
   static constexpr const char* name = "SymFloatArgument";
 };
 template <class V> void decode_value(const V& v, SymFloatArgument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const SymFloatArgument& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const SymFloatArgument& v) { encode_union(out, v); }
 
 template <>
 struct UnionInfo<SymBoolArgument> {
   static constexpr const char* name = "SymBoolArgument";
 };
 template <class V> void decode_value(const V& v, SymBoolArgument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const SymBoolArgument& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const SymBoolArgument& v) { encode_union(out, v); }
 
 template <>
 struct Fields<TensorArgument> {
@@ -1913,7 +1919,7 @@ struct Fields<TensorArgument> {
   }};
 };
 template <class V> void decode_value(const V& v, TensorArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const TensorArgument& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const TensorArgument& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<TokenArgument> {
@@ -1923,14 +1929,14 @@ struct Fields<TokenArgument> {
   }};
 };
 template <class V> void decode_value(const V& v, TokenArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const TokenArgument& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const TokenArgument& v) { encode_struct(out, v); }
 
 template <>
 struct UnionInfo<OptionalTensorArgument> {
   static constexpr const char* name = "OptionalTensorArgument";
 };
 template <class V> void decode_value(const V& v, OptionalTensorArgument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const OptionalTensorArgument& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const OptionalTensorArgument& v) { encode_union(out, v); }
 
 template <>
 struct Fields<GraphArgument> {
@@ -1941,7 +1947,7 @@ struct Fields<GraphArgument> {
   }};
 };
 template <class V> void decode_value(const V& v, GraphArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const GraphArgument& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const GraphArgument& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<CustomObjArgument> {
@@ -1952,7 +1958,7 @@ struct Fields<CustomObjArgument> {
   }};
 };
 template <class V> void decode_value(const V& v, CustomObjArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const CustomObjArgument& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const CustomObjArgument& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<ComplexValue> {
@@ -1963,14 +1969,14 @@ struct Fields<ComplexValue> {
   }};
 };
 template <class V> void decode_value(const V& v, ComplexValue& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const ComplexValue& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const ComplexValue& v) { encode_struct(out, v); }
 
 template <>
 struct UnionInfo<Argument> {
   static constexpr const char* name = "Argument";
 };
 template <class V> void decode_value(const V& v, Argument& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const Argument& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const Argument& v) { encode_union(out, v); }
 
 template <>
 struct Fields<NamedArgument> {
@@ -1982,7 +1988,7 @@ struct Fields<NamedArgument> {
   }};
 };
 template <class V> void decode_value(const V& v, NamedArgument& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const NamedArgument& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const NamedArgument& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<Node> {
@@ -1997,7 +2003,7 @@ struct Fields<Node> {
   }};
 };
 template <class V> void decode_value(const V& v, Node& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const Node& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const Node& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<Graph> {
@@ -2015,7 +2021,7 @@ struct Fields<Graph> {
   }};
 };
 template <class V> void decode_value(const V& v, Graph& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const Graph& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const Graph& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<UserInputSpec> {
@@ -2025,14 +2031,14 @@ struct Fields<UserInputSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, UserInputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const UserInputSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const UserInputSpec& v) { encode_struct(out, v); }
 
 template <>
 struct UnionInfo<ConstantValue> {
   static constexpr const char* name = "ConstantValue";
 };
 template <class V> void decode_value(const V& v, ConstantValue& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const ConstantValue& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const ConstantValue& v) { encode_union(out, v); }
 
 template <>
 struct Fields<InputToConstantInputSpec> {
@@ -2043,7 +2049,7 @@ struct Fields<InputToConstantInputSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, InputToConstantInputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const InputToConstantInputSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const InputToConstantInputSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<InputToParameterSpec> {
@@ -2054,7 +2060,7 @@ struct Fields<InputToParameterSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, InputToParameterSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const InputToParameterSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const InputToParameterSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<InputToBufferSpec> {
@@ -2066,7 +2072,7 @@ struct Fields<InputToBufferSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, InputToBufferSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const InputToBufferSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const InputToBufferSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<InputToTensorConstantSpec> {
@@ -2077,7 +2083,7 @@ struct Fields<InputToTensorConstantSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, InputToTensorConstantSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const InputToTensorConstantSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const InputToTensorConstantSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<InputToCustomObjSpec> {
@@ -2088,7 +2094,7 @@ struct Fields<InputToCustomObjSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, InputToCustomObjSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const InputToCustomObjSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const InputToCustomObjSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<InputTokenSpec> {
@@ -2098,14 +2104,14 @@ struct Fields<InputTokenSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, InputTokenSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const InputTokenSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const InputTokenSpec& v) { encode_struct(out, v); }
 
 template <>
 struct UnionInfo<InputSpec> {
   static constexpr const char* name = "InputSpec";
 };
 template <class V> void decode_value(const V& v, InputSpec& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const InputSpec& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const InputSpec& v) { encode_union(out, v); }
 
 template <>
 struct Fields<UserOutputSpec> {
@@ -2115,7 +2121,7 @@ struct Fields<UserOutputSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, UserOutputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const UserOutputSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const UserOutputSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<LossOutputSpec> {
@@ -2125,7 +2131,7 @@ struct Fields<LossOutputSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, LossOutputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const LossOutputSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const LossOutputSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<BufferMutationSpec> {
@@ -2136,7 +2142,7 @@ struct Fields<BufferMutationSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, BufferMutationSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const BufferMutationSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const BufferMutationSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<ParameterMutationSpec> {
@@ -2147,7 +2153,7 @@ struct Fields<ParameterMutationSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, ParameterMutationSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const ParameterMutationSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const ParameterMutationSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<GradientToParameterSpec> {
@@ -2158,7 +2164,7 @@ struct Fields<GradientToParameterSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, GradientToParameterSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const GradientToParameterSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const GradientToParameterSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<GradientToUserInputSpec> {
@@ -2169,7 +2175,7 @@ struct Fields<GradientToUserInputSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, GradientToUserInputSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const GradientToUserInputSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const GradientToUserInputSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<UserInputMutationSpec> {
@@ -2180,7 +2186,7 @@ struct Fields<UserInputMutationSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, UserInputMutationSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const UserInputMutationSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const UserInputMutationSpec& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<OutputTokenSpec> {
@@ -2190,14 +2196,14 @@ struct Fields<OutputTokenSpec> {
   }};
 };
 template <class V> void decode_value(const V& v, OutputTokenSpec& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const OutputTokenSpec& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const OutputTokenSpec& v) { encode_struct(out, v); }
 
 template <>
 struct UnionInfo<OutputSpec> {
   static constexpr const char* name = "OutputSpec";
 };
 template <class V> void decode_value(const V& v, OutputSpec& out, const Ctx& ctx) { decode_union(v, out, ctx); }
-inline void encode_value(std::string& out, const OutputSpec& v) { encode_union(out, v); }
+template <class Out> void encode_value(Out& out, const OutputSpec& v) { encode_union(out, v); }
 
 template <>
 struct Fields<GraphSignature> {
@@ -2208,7 +2214,7 @@ struct Fields<GraphSignature> {
   }};
 };
 template <class V> void decode_value(const V& v, GraphSignature& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const GraphSignature& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const GraphSignature& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<RangeConstraint> {
@@ -2219,7 +2225,7 @@ struct Fields<RangeConstraint> {
   }};
 };
 template <class V> void decode_value(const V& v, RangeConstraint& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const RangeConstraint& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const RangeConstraint& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<ModuleCallSignature> {
@@ -2233,7 +2239,7 @@ struct Fields<ModuleCallSignature> {
   }};
 };
 template <class V> void decode_value(const V& v, ModuleCallSignature& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const ModuleCallSignature& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const ModuleCallSignature& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<ModuleCallEntry> {
@@ -2244,7 +2250,7 @@ struct Fields<ModuleCallEntry> {
   }};
 };
 template <class V> void decode_value(const V& v, ModuleCallEntry& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const ModuleCallEntry& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const ModuleCallEntry& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<NamedTupleDef> {
@@ -2254,7 +2260,7 @@ struct Fields<NamedTupleDef> {
   }};
 };
 template <class V> void decode_value(const V& v, NamedTupleDef& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const NamedTupleDef& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const NamedTupleDef& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<GraphModule> {
@@ -2268,7 +2274,7 @@ struct Fields<GraphModule> {
   }};
 };
 template <class V> void decode_value(const V& v, GraphModule& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const GraphModule& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const GraphModule& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<ExportedProgram> {
@@ -2284,7 +2290,7 @@ struct Fields<ExportedProgram> {
   }};
 };
 template <class V> void decode_value(const V& v, ExportedProgram& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const ExportedProgram& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const ExportedProgram& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<PayloadMeta> {
@@ -2297,7 +2303,7 @@ struct Fields<PayloadMeta> {
   }};
 };
 template <class V> void decode_value(const V& v, PayloadMeta& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const PayloadMeta& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const PayloadMeta& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<PayloadConfig> {
@@ -2307,7 +2313,7 @@ struct Fields<PayloadConfig> {
   }};
 };
 template <class V> void decode_value(const V& v, PayloadConfig& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const PayloadConfig& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const PayloadConfig& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<AOTInductorModelPickleData> {
@@ -2322,7 +2328,7 @@ struct Fields<AOTInductorModelPickleData> {
   }};
 };
 template <class V> void decode_value(const V& v, AOTInductorModelPickleData& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const AOTInductorModelPickleData& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const AOTInductorModelPickleData& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<ExternKernelNode> {
@@ -2333,7 +2339,7 @@ struct Fields<ExternKernelNode> {
   }};
 };
 template <class V> void decode_value(const V& v, ExternKernelNode& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const ExternKernelNode& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const ExternKernelNode& v) { encode_struct(out, v); }
 
 template <>
 struct Fields<ExternKernelNodes> {
@@ -2344,7 +2350,7 @@ struct Fields<ExternKernelNodes> {
   }};
 };
 template <class V> void decode_value(const V& v, ExternKernelNodes& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const ExternKernelNodes& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const ExternKernelNodes& v) { encode_struct(out, v); }
 
 }  // namespace detail
 }  // namespace externspec
@@ -2550,6 +2556,87 @@ std::string encode(const T& value) {
 
 }  // namespace externspec
 
-#ifndef EXTERNSPEC_NO_DEFAULT_BACKEND
+// Every type decode<T> and encode() accept, for separate compilation of the codec.
+#define EXTERNSPEC_CODEC_TYPES(X) \
+  X(SchemaVersion) \
+  X(Device) \
+  X(SymExprHint) \
+  X(SymExpr) \
+  X(SymInt) \
+  X(SymFloat) \
+  X(SymBool) \
+  X(TensorMeta) \
+  X(SymIntArgument) \
+  X(SymFloatArgument) \
+  X(SymBoolArgument) \
+  X(TensorArgument) \
+  X(TokenArgument) \
+  X(OptionalTensorArgument) \
+  X(GraphArgument) \
+  X(CustomObjArgument) \
+  X(ComplexValue) \
+  X(Argument) \
+  X(NamedArgument) \
+  X(Node) \
+  X(Graph) \
+  X(UserInputSpec) \
+  X(ConstantValue) \
+  X(InputToConstantInputSpec) \
+  X(InputToParameterSpec) \
+  X(InputToBufferSpec) \
+  X(InputToTensorConstantSpec) \
+  X(InputToCustomObjSpec) \
+  X(InputTokenSpec) \
+  X(InputSpec) \
+  X(UserOutputSpec) \
+  X(LossOutputSpec) \
+  X(BufferMutationSpec) \
+  X(ParameterMutationSpec) \
+  X(GradientToParameterSpec) \
+  X(GradientToUserInputSpec) \
+  X(UserInputMutationSpec) \
+  X(OutputTokenSpec) \
+  X(OutputSpec) \
+  X(GraphSignature) \
+  X(RangeConstraint) \
+  X(ModuleCallSignature) \
+  X(ModuleCallEntry) \
+  X(NamedTupleDef) \
+  X(GraphModule) \
+  X(ExportedProgram) \
+  X(PayloadMeta) \
+  X(PayloadConfig) \
+  X(AOTInductorModelPickleData) \
+  X(ExternKernelNode) \
+  X(ExternKernelNodes)
+
+// ---- the default backend, or separate compilation (hand-written: codegen/cpp/separate_codec.inc.h) ----
+// Header-only (the default), every translation unit that decodes instantiates the codec for the types
+// it uses, over nlohmann/json.hpp: about 10 s of g++ -O2 per unit. With EXTERNSPEC_SEPARATE_CODEC the
+// unit declares the instantiations `extern` and compiles neither them nor json.hpp; the one unit
+// that defines EXTERNSPEC_CODEC_DEFINITIONS instantiates decode<T> (default backend) and encode(T)
+// for every T of EXTERNSPEC_CODEC_TYPES, which the linker then resolves (protobuf's .pb.h/.pb.cc
+// split). Other backends are still instantiated where they are used.
+#if defined(EXTERNSPEC_CODEC_DEFINITIONS) && defined(EXTERNSPEC_NO_DEFAULT_BACKEND)
+#error "EXTERNSPEC_CODEC_DEFINITIONS instantiates the default backend: do not define EXTERNSPEC_NO_DEFAULT_BACKEND"
+#endif
+
+#if defined(EXTERNSPEC_CODEC_DEFINITIONS) || !(defined(EXTERNSPEC_NO_DEFAULT_BACKEND) || defined(EXTERNSPEC_SEPARATE_CODEC))
 #include "backend_nlohmann.h"
+#endif
+
+#if defined(EXTERNSPEC_CODEC_DEFINITIONS) || defined(EXTERNSPEC_SEPARATE_CODEC)
+#if defined(EXTERNSPEC_CODEC_DEFINITIONS)
+#define EXTERNSPEC_CODEC_INSTANTIATION_(T)                      \
+  template T decode<T, NlohmannBackend>(std::string_view, bool); \
+  template std::string encode<T>(const T&);
+#else
+#define EXTERNSPEC_CODEC_INSTANTIATION_(T)                             \
+  extern template T decode<T, NlohmannBackend>(std::string_view, bool); \
+  extern template std::string encode<T>(const T&);
+#endif
+namespace externspec {
+EXTERNSPEC_CODEC_TYPES(EXTERNSPEC_CODEC_INSTANTIATION_)
+}  // namespace externspec
+#undef EXTERNSPEC_CODEC_INSTANTIATION_
 #endif

@@ -7,6 +7,12 @@
 //   std::string json = externspec::encode(nodes);  // the bytes of Python's es.dumps
 // Compile with -std=c++17 -I$(python -c 'import externspec; print(externspec.get_include())').
 // Define EXTERNSPEC_NO_DEFAULT_BACKEND to leave out the nlohmann backend.
+//
+// Separate compilation (a program with several decoding translation units): define
+// EXTERNSPEC_SEPARATE_CODEC in all of them, which then see the types and declarations only (no
+// nlohmann, no codec instantiations), and compile the codec once, in one .cpp of the program:
+//   #define EXTERNSPEC_CODEC_DEFINITIONS
+//   #include <externspec/externspec.h>
 #pragma once
 
 #include <array>
@@ -32,7 +38,7 @@ inline constexpr std::string_view IDL_CHECKSUM = "7c8e3b52d1f08181c1bd2b66410951
 namespace detail {
 
 template <class V> void decode_value(const V& v, Device& out, const Ctx& ctx);
-inline void encode_value(std::string& out, const Device& v);
+template <class Out> void encode_value(Out& out, const Device& v);
 
 // ---- codecs of scalars and containers (hand-written: codegen/cpp/containers.inc.h) ----
 
@@ -472,7 +478,7 @@ struct Fields<Device> {
   }};
 };
 template <class V> void decode_value(const V& v, Device& out, const Ctx& ctx) { decode_struct(v, out, ctx); }
-inline void encode_value(std::string& out, const Device& v) { encode_struct(out, v); }
+template <class Out> void encode_value(Out& out, const Device& v) { encode_struct(out, v); }
 
 }  // namespace detail
 }  // namespace externspec
@@ -575,6 +581,37 @@ std::string encode(const T& value) {
 
 }  // namespace externspec
 
-#ifndef EXTERNSPEC_NO_DEFAULT_BACKEND
+// Every type decode<T> and encode() accept, for separate compilation of the codec.
+#define EXTERNSPEC_CODEC_TYPES(X) \
+  X(Device)
+
+// ---- the default backend, or separate compilation (hand-written: codegen/cpp/separate_codec.inc.h) ----
+// Header-only (the default), every translation unit that decodes instantiates the codec for the types
+// it uses, over nlohmann/json.hpp: about 10 s of g++ -O2 per unit. With EXTERNSPEC_SEPARATE_CODEC the
+// unit declares the instantiations `extern` and compiles neither them nor json.hpp; the one unit
+// that defines EXTERNSPEC_CODEC_DEFINITIONS instantiates decode<T> (default backend) and encode(T)
+// for every T of EXTERNSPEC_CODEC_TYPES, which the linker then resolves (protobuf's .pb.h/.pb.cc
+// split). Other backends are still instantiated where they are used.
+#if defined(EXTERNSPEC_CODEC_DEFINITIONS) && defined(EXTERNSPEC_NO_DEFAULT_BACKEND)
+#error "EXTERNSPEC_CODEC_DEFINITIONS instantiates the default backend: do not define EXTERNSPEC_NO_DEFAULT_BACKEND"
+#endif
+
+#if defined(EXTERNSPEC_CODEC_DEFINITIONS) || !(defined(EXTERNSPEC_NO_DEFAULT_BACKEND) || defined(EXTERNSPEC_SEPARATE_CODEC))
 #include "backend_nlohmann.h"
+#endif
+
+#if defined(EXTERNSPEC_CODEC_DEFINITIONS) || defined(EXTERNSPEC_SEPARATE_CODEC)
+#if defined(EXTERNSPEC_CODEC_DEFINITIONS)
+#define EXTERNSPEC_CODEC_INSTANTIATION_(T)                      \
+  template T decode<T, NlohmannBackend>(std::string_view, bool); \
+  template std::string encode<T>(const T&);
+#else
+#define EXTERNSPEC_CODEC_INSTANTIATION_(T)                             \
+  extern template T decode<T, NlohmannBackend>(std::string_view, bool); \
+  extern template std::string encode<T>(const T&);
+#endif
+namespace externspec {
+EXTERNSPEC_CODEC_TYPES(EXTERNSPEC_CODEC_INSTANTIATION_)
+}  // namespace externspec
+#undef EXTERNSPEC_CODEC_INSTANTIATION_
 #endif
