@@ -3,7 +3,9 @@ policy on `model_validate_json` (the ways a document is built or enters besides 
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 
 import pytest
 from pydantic import ValidationError
@@ -58,9 +60,6 @@ def test_model_validate_json_applies_the_version_policy() -> None:
 def test_a_union_holds_only_its_member_and_reads_the_others_as_none() -> None:
     """A union instance stores just the member that is set (the decoded-program memory figure in
     docs/performance.md depends on it); every way of making one gives equal, equally hashed values."""
-    import copy
-    import pickle
-
     made = [es.Argument(as_ints=[1, 2]), es.loads('{"as_ints": [1, 2]}', es.Argument),
             es.Argument.model_validate({"as_ints": [1, 2]}), es.Argument.model_construct(as_ints=[1, 2]),
             es.Argument(as_ints=[9]).model_copy(update={"as_ints": [1, 2]})]
