@@ -217,11 +217,33 @@ class Struct(_Model):
     )
 
 
-@functools.cache
-def _member_set(name: str) -> frozenset[str]:
-    """A union instance's fields set: one shared frozen set per member name (a set of its own
-    per instance was ~200 bytes, a fifth of a decoded program's memory)."""
-    return frozenset((name,))
+# A union instance's fields set: one shared frozen set per member name (a set of its own per
+# instance was ~200 bytes, a fifth of a decoded program's memory).
+_MEMBER_SETS: dict[str, frozenset[str]] = {}
+
+
+def _one_member_validator(union: str) -> Callable[[dict[str, Any]], tuple[dict[str, Any], None, frozenset[str]]]:
+    """The after-validator of union `union`: the model's (attributes, extra, fields set) from the
+    members given, which must be exactly one and not null. pydantic-core calls it once per union
+    instance (some 100k in a 10k-node program), so the accepted case is kept to a few operations."""
+
+    def one_member(members: dict[str, Any]) -> tuple[dict[str, Any], None, frozenset[str]]:
+        if len(members) == 1:
+            ((name, value),) = members.items()
+            if value is not None:
+                fields_set = _MEMBER_SETS.get(name)
+                if fields_set is None:
+                    fields_set = _MEMBER_SETS.setdefault(name, frozenset((name,)))
+                return members, None, fields_set
+            raise PydanticCustomError("union_null_member", "member `{member}` of `{union}` is null",
+                                      {"member": name, "union": union})
+        raise PydanticCustomError(
+            "union_members",
+            "expected exactly one member of `{union}`, got {count}{names}",
+            {"union": union, "count": len(members), "names": f" ({', '.join(sorted(members))})" if members else ""},
+        )
+
+    return one_member
 
 
 class Union(_Model):
@@ -241,7 +263,8 @@ class Union(_Model):
         """pydantic's model schema with its fields read as a non-total typed dict: an instance holds
         only the member that is set, where pydantic's fields would fill every other member with its
         None default (an Argument: 30 of them, most of a decoded union's memory and time); unset
-        members read as None through `__getattr__`. `_one_member` enforces the exactly-one rule."""
+        members read as None through `__getattr__`. `_one_member_validator` enforces the exactly-one
+        rule."""
         schema = handler(source)
         model = cast(core_schema.ModelSchema, handler.resolve_ref_schema(schema))
         fields = model["schema"]
@@ -254,25 +277,9 @@ class Union(_Model):
             for name, field in fields["fields"].items()
         }
         model["schema"] = core_schema.no_info_after_validator_function(
-            cls._one_member, core_schema.typed_dict_schema(members, extra_behavior="forbid", total=False,
+            _one_member_validator(cls.__name__), core_schema.typed_dict_schema(members, extra_behavior="forbid", total=False,
                                                             config=model.get("config")))
         return schema
-
-    @classmethod
-    def _one_member(cls, members: dict[str, Any]) -> tuple[dict[str, Any], None, frozenset[str]]:
-        """The model's (attributes, extra, fields set) from the members given: exactly one, not null."""
-        if len(members) != 1:
-            raise PydanticCustomError(
-                "union_members",
-                "expected exactly one member of `{union}`, got {count}{names}",
-                {"union": cls.__name__, "count": len(members),
-                 "names": f" ({', '.join(sorted(members))})" if members else ""},
-            )
-        for name, value in members.items():
-            if value is None:
-                raise PydanticCustomError("union_null_member", "member `{member}` of `{union}` is null",
-                                          {"member": name, "union": cls.__name__})
-        return members, None, _member_set(name)
 
     @classmethod
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
