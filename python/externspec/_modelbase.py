@@ -276,9 +276,9 @@ class Union(_Model):
                                                serialization_exclude_if=field.get("serialization_exclude_if"))
             for name, field in fields["fields"].items()
         }
-        model["schema"] = core_schema.no_info_after_validator_function(
-            _one_member_validator(cls.__name__), core_schema.typed_dict_schema(members, extra_behavior="forbid", total=False,
-                                                            config=model.get("config")))
+        typed_dict = core_schema.typed_dict_schema(members, extra_behavior="forbid", total=False,
+                                                   config=model.get("config"))
+        model["schema"] = core_schema.no_info_after_validator_function(_one_member_validator(cls.__name__), typed_dict)
         return schema
 
     @classmethod
