@@ -123,7 +123,7 @@ def _compile_lines() -> list[str]:
             f"  externspec's cost over the include:                         {decoder - floor:5.2f} s",
             f"  decode<ExternKernelNodes>, EXTERNSPEC_SEPARATE_CODEC:       {separate:5.2f} s {target}",
             f"  its codec unit, once per program (EXTERNSPEC_CODEC_DEFINITIONS): {codec:5.2f} s "
-            "(every struct and union)"]
+            "(every enum, struct and union)"]
 
 
 def run() -> list[str]:

@@ -372,11 +372,12 @@ def emit_header(schema: ir.Schema) -> str:
 
 
 def _emit_codec_types(schema: ir.Schema) -> list[str]:
-    """`EXTERNSPEC_CODEC_TYPES(X)`: X(T) for every type `decode<T>` and `encode` accept (the structs
-    and unions), which separate compilation instantiates once (codegen/cpp/separate_codec.inc.h)."""
+    """`EXTERNSPEC_CODEC_TYPES(X)`: X(T) for every type `decode<T>` and `encode` accept (the enums,
+    structs and unions), which separate compilation instantiates once
+    (codegen/cpp/separate_codec.inc.h)."""
     out = ["// Every type decode<T> and encode() accept, for separate compilation of the codec.",
            "#define EXTERNSPEC_CODEC_TYPES(X) \\"]
-    lines = [f"  X({s.name})" for s in schema.structs]
+    lines = [f"  X({t.name})" for t in schema.types]
     out += [f"{line} \\" for line in lines[:-1]] + lines[-1:]
     return [*out, ""]
 

@@ -587,11 +587,11 @@ std::string encode(const T& value) {
 
 // ---- the default backend, or separate compilation (hand-written: codegen/cpp/separate_codec.inc.h) ----
 // Header-only (the default), every translation unit that decodes instantiates the codec for the types
-// it uses, over nlohmann/json.hpp: about 10 s of g++ -O2 per unit. With EXTERNSPEC_SEPARATE_CODEC the
+// it uses, over nlohmann/json.hpp: about 9 s of g++ -O2 per unit. With EXTERNSPEC_SEPARATE_CODEC the
 // unit declares the instantiations `extern` and compiles neither them nor json.hpp; the one unit
 // that defines EXTERNSPEC_CODEC_DEFINITIONS instantiates decode<T> (default backend) and encode(T)
-// for every T of EXTERNSPEC_CODEC_TYPES, which the linker then resolves (protobuf's .pb.h/.pb.cc
-// split). Other backends are still instantiated where they are used.
+// for every T of EXTERNSPEC_CODEC_TYPES (every enum, struct and union), which the linker then
+// resolves (protobuf's .pb.h/.pb.cc split). Other backends are still instantiated where used.
 #if defined(EXTERNSPEC_CODEC_DEFINITIONS) && defined(EXTERNSPEC_NO_DEFAULT_BACKEND)
 #error "EXTERNSPEC_CODEC_DEFINITIONS instantiates the default backend: do not define EXTERNSPEC_NO_DEFAULT_BACKEND"
 #endif
