@@ -1,6 +1,6 @@
 """The wheel from `pip wheel .`, installed with torch into a fresh venv: es.cpp is prebuilt (no
-compiler runs at first use), the CMake and pkg-config packages are there, and the README's
-pkg-config line works as printed."""
+compiler runs at first use), the CMake and pkg-config packages are there and work (the compiled
+codec through CMake, the README's pkg-config line as printed)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.cpp.test_include import compile_lines, run_compile_line
+from tests.cpp.test_include import _APP, DOCUMENT, compile_lines, run_compile_line
 from tests.packaging import custom_op_package
 from tests.packaging.wheelenv import REPO, built_wheel, venv_env, venv_with_wheel
 
@@ -61,6 +61,7 @@ def test_wheel_ships_the_compiled_runtime_and_every_package() -> None:
     assert any(re.fullmatch(r"externspec/_cpp\.cpython-\d+-x86_64-linux-gnu\.so", n) for n in names)
     assert {
         "externspec/lib/libexternspec_runtime.so",
+        "externspec/lib/libexternspec_codec.a",
         "externspec/share/cmake/externspec/externspecConfig.cmake",
         "externspec/share/cmake/externspec/externspecConfigVersion.cmake",
         "externspec/share/cmake/externspec/externspecTargets.cmake",
@@ -122,3 +123,31 @@ def test_cmake_dir_and_pkgconfig_dir_point_into_the_installed_package(venv_pytho
         out = subprocess.run([str(venv_python), "-m", "externspec.cpp_include", flag], cwd=tmp_path, env=env,
                              capture_output=True, text=True, check=True).stdout.strip()
         assert Path(out).is_relative_to(site) and (Path(out) / member).is_file()
+
+
+# A CMake program that decodes with the codec compiled in the wheel (find_package without Torch).
+_CMAKE_APP = """cmake_minimum_required(VERSION 3.18)
+project(app LANGUAGES CXX)
+find_package(externspec CONFIG REQUIRED COMPONENTS codec)
+add_executable(app app.cpp)
+target_link_libraries(app PRIVATE externspec::codec)
+"""
+
+
+def test_cmake_codec_component_links_the_codec_compiled_in_the_wheel(venv_python: Path, tmp_path: Path) -> None:
+    """`externspec::codec`: the program's unit compiles with EXTERNSPEC_SEPARATE_CODEC (so it
+    instantiates no codec) and links decode<T>/encode(T) from the wheel's libexternspec_codec.a."""
+    (tmp_path / "CMakeLists.txt").write_text(_CMAKE_APP)
+    (tmp_path / "app.cpp").write_text(_APP % ("externspec.h", "", DOCUMENT))
+    env = venv_env(venv_python)
+    cmake_dir = subprocess.run([str(venv_python), "-m", "externspec.cpp_include", "--cmake-dir"], env=env,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    build = tmp_path / "build"
+    for cmd in (["cmake", "-S", str(tmp_path), "-B", str(build), f"-DCMAKE_PREFIX_PATH={cmake_dir}",
+                 "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"], ["cmake", "--build", str(build)]):
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    (unit,) = json.loads((build / "compile_commands.json").read_text())
+    assert "-DEXTERNSPEC_SEPARATE_CODEC" in unit["command"]
+    out = subprocess.run([str(build / "app")], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (0, "aten::relu\n"), out.stderr
