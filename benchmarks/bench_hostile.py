@@ -143,29 +143,29 @@ SHAPE_DECODERS = {
 }
 
 _CHILD = """
-import sys, time
+import os, sys, time
+if os.environ.get('EXTERNSPEC_BENCH_PYTHONPATH'):
+    # externspec from that checkout: an editable install's finder would answer before PYTHONPATH
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != 'ScikitBuildRedirectingFinder']
+sys.path.insert(0, {root!r})
+from benchmarks.timing import peak_rss_growth
 data = open(sys.argv[1], 'rb').read()
 T = sys.argv[2] if len(sys.argv) > 2 else None
 import externspec as es
 from externspec import thrift_codec
 {setup}
-def status_kib(field):
-    for line in open('/proc/self/status'):
-        if line.startswith(field + ':'):
-            return int(line.split()[1])
-open('/proc/self/clear_refs', 'w').write('5')  # reset the high-water mark: imports cannot hide the peak
-base = status_kib('VmRSS')
-start = time.perf_counter()
-try:
-    {call}
-    outcome = 'accepted'
-except MemoryError:
-    outcome = 'MemoryError'
-except Exception as e:
-    outcome = f'{{type(e).__name__}}: {{str(e)[:90]}}'
-elapsed = time.perf_counter() - start
-peak = status_kib('VmHWM') - base
-print(f'{{elapsed}}\\t{{peak * 1024}}\\t{{outcome}}')
+def call():
+    start = time.perf_counter()
+    try:
+        {call}
+        outcome = 'accepted'
+    except MemoryError:
+        outcome = 'MemoryError'
+    except Exception as e:
+        outcome = f'{{type(e).__name__}}: {{str(e)[:90]}}'
+    return time.perf_counter() - start, outcome
+(elapsed, outcome), peak = peak_rss_growth(call)  # the imports and the read input are not counted
+print(f'{{elapsed}}\\t{{peak}}\\t{{outcome}}')
 """
 
 
@@ -177,7 +177,8 @@ def measure(case: Case, path: Path) -> tuple[float, int, str]:
     """(seconds, peak RSS growth in bytes, outcome) of one case in a fresh child."""
     if case.call.startswith("cpp:"):  # the default backend, as the executor and the runner use it
         return _run_child([str(_peak_rss_program("nlohmann")), case.call[4:], str(path)])
-    return _run_child([sys.executable, "-c", _CHILD.format(setup="", call=case.call), str(path)], _child_env())
+    code = _CHILD.format(root=str(ROOT), setup="", call=case.call)
+    return _run_child([sys.executable, "-c", code, str(path)], _child_env())
 
 
 def _child_env() -> dict[str, str]:
@@ -226,7 +227,7 @@ def measure_shape(shape: Shape, decoder: str, path: Path) -> tuple[float, int, s
     setup, call = SHAPE_DECODERS[decoder]
     if setup.startswith("cpp:"):
         return _run_child([str(_peak_rss_program(setup[4:])), shape.type_name, str(path)])
-    code = _CHILD.format(setup=setup, call=call)
+    code = _CHILD.format(root=str(ROOT), setup=setup, call=call)
     return _run_child([sys.executable, "-c", code, str(path), shape.type_name], _child_env())
 
 

@@ -16,8 +16,9 @@ from externspec.cpp_include import compile_flags, link_flags
 
 README = Path(__file__).parents[2] / "README.md"
 DOCUMENT = '{"nodes":[{"name":"buf0","node":{"target":"aten::relu","inputs":[],"outputs":[],"metadata":{}}}]}'
-# `app.cpp` of the README: decode and re-encode one extern-kernel file with the line's backend.
-_APP = """#include <externspec/%s>
+# `app.cpp` of the README (and of the packaging tests): decode one extern-kernel document with the
+# line's backend and print its first target.
+APP_SOURCE = """#include <externspec/%s>
 #include <iostream>
 int main() {
   auto nodes = externspec::decode<externspec::ExternKernelNodes%s>(R"(%s)");
@@ -37,7 +38,7 @@ def run_compile_line(line: str, directory: Path, env: dict[str, str]) -> None:
     """Write the line's app.cpp into `directory`, run the line with bash, then run the program."""
     simdjson = "simdjson" in line
     header, backend = ("backend_simdjson.h", ", externspec::SimdjsonBackend") if simdjson else ("externspec.h", "")
-    (directory / "app.cpp").write_text(_APP % (header, backend, DOCUMENT))
+    (directory / "app.cpp").write_text(APP_SOURCE % (header, backend, DOCUMENT))
     (directory / "app").unlink(missing_ok=True)
     proc = subprocess.run(["bash", "-c", line], cwd=directory, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"{line}\n{proc.stderr[-4000:]}"
@@ -86,7 +87,7 @@ _DECODE_SYMBOL = ("externspec::ExternKernelNodes externspec::decode<externspec::
 def test_separate_codec_units_skip_the_codec_and_link_to_one_that_has_it(tmp_path: Path) -> None:
     """EXTERNSPEC_SEPARATE_CODEC: a unit that decodes includes no json.hpp and instantiates no codec
     (decode<T> is left to the linker); the unit with EXTERNSPEC_CODEC_DEFINITIONS provides it."""
-    (tmp_path / "app.cpp").write_text(_APP % ("externspec.h", "", DOCUMENT))
+    (tmp_path / "app.cpp").write_text(APP_SOURCE % ("externspec.h", "", DOCUMENT))
     (tmp_path / "codec.cpp").write_text("#define EXTERNSPEC_CODEC_DEFINITIONS\n#include <externspec/externspec.h>\n")
     separate = [COMPILER, *compile_flags(), "-DEXTERNSPEC_SEPARATE_CODEC", "-O1", "-Wall", "-Werror"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.cpp.test_include import _APP, DOCUMENT, compile_lines, run_compile_line
+from tests.cpp.test_include import APP_SOURCE, DOCUMENT, compile_lines, run_compile_line
 from tests.packaging import custom_op_package
 from tests.packaging.wheelenv import REPO, built_wheel, venv_env, venv_with_wheel
 
@@ -138,7 +138,7 @@ def test_cmake_codec_component_links_the_codec_compiled_in_the_wheel(venv_python
     """`externspec::codec`: the program's unit compiles with EXTERNSPEC_SEPARATE_CODEC (so it
     instantiates no codec) and links decode<T>/encode(T) from the wheel's libexternspec_codec.a."""
     (tmp_path / "CMakeLists.txt").write_text(_CMAKE_APP)
-    (tmp_path / "app.cpp").write_text(_APP % ("externspec.h", "", DOCUMENT))
+    (tmp_path / "app.cpp").write_text(APP_SOURCE % ("externspec.h", "", DOCUMENT))
     env = venv_env(venv_python)
     cmake_dir = subprocess.run([str(venv_python), "-m", "externspec.cpp_include", "--cmake-dir"], env=env,
                                capture_output=True, text=True, check=True).stdout.strip()

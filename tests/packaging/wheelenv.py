@@ -3,11 +3,15 @@ fresh virtual environment (no system site-packages, nothing of the checkout on i
 
 Both are cached under `<cache>/wheel/`, keyed by the files the wheel is built from and the torch
 version: building compiles the C++ runtime (minutes on 2 cores), so a session builds at most once.
+The test workers (`pytest -n 2`) take a file lock to make either one, so one builds and the other
+waits for it.
 pip takes torch from this machine's wheel files and its cache, as any `pip install` here does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -15,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
@@ -48,16 +52,25 @@ def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     return proc
 
 
+@contextlib.contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Held by one process at a time (`path`.lock beside it): the one that makes `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f"{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def _atomic_dir(path: Path, make: Callable[[Path], None]) -> Path:
     """Make `path` once: built under a temporary name and renamed, so a crash leaves nothing."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
-        try:
-            make(tmp)
-            os.replace(tmp, path)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    with _exclusive(path):
+        if not path.exists():
+            tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
+            try:
+                make(tmp)
+                os.replace(tmp, path)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
     return path
 
 
@@ -85,12 +98,13 @@ def venv_with_wheel() -> Path:
 
     venv = CACHE / wheel_key() / "venv"
     done = venv / ".installed"
-    if not done.exists():
-        # A venv is not relocatable, so it is made in place and marked complete at the end.
-        shutil.rmtree(venv, ignore_errors=True)
-        _run([sys.executable, "-m", "venv", str(venv)])
-        _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel), TORCH_REQUIREMENT])
-        done.touch()
+    with _exclusive(venv):
+        if not done.exists():
+            # A venv is not relocatable, so it is made in place and marked complete at the end.
+            shutil.rmtree(venv, ignore_errors=True)
+            _run([sys.executable, "-m", "venv", str(venv)])
+            _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel), TORCH_REQUIREMENT])
+            done.touch()
     return venv / "bin" / "python"
 
 

@@ -586,12 +586,6 @@ double decode_double(const V& v) {
   }
 }
 
-template <class V>
-std::string decode_string(const V& v) {
-  if (v.kind() != JsonKind::String) fail_type("str", v.kind());
-  return std::string(v.get_string());
-}
-
 // ---- the writer: byte-identical to pydantic-core's model_dump_json ----
 
 inline void write_string(std::string& out, std::string_view s) {
