@@ -1,17 +1,25 @@
 # externspec developer commands. `make help` lists them.
 SHELL := /bin/bash
 VENV ?= .venv
+# The torch of the environment: requirements-dev.txt's pin unless given (`make setup-torch2.14`).
+TORCH ?=
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup generate check-generated check-schema lint typecheck docs test bench demo fuzz clean
+.PHONY: help setup setup-torch2.14 generate check-generated check-schema lint typecheck docs test bench demo fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## create .venv with the pinned tools and install externspec (editable)
+
+# The second supported torch (pyproject.toml's `torch` extra): the same tools beside torch 2.14.1, the
+# CUDA build (it runs on the CPU; es.cpp compiles its CUDA path against it). CI runs a subset there.
+VENV_TORCH214 := .venv-torch2.14
+setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1
+	$(MAKE) setup VENV=$(VENV_TORCH214) TORCH=2.14.1
 
 # Debian packages: the C++ JSON backends (header-only nlohmann = default, simdjson = fast), and
 # clang with its sanitizer/libFuzzer runtime for the decoder's and executor's fuzz tests.
@@ -21,7 +29,8 @@ $(STAMP): requirements-dev.txt pyproject.toml
 	@missing=$$(for p in $(CPP_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q -r requirements-dev.txt
+	$(if $(TORCH),sed 's/^torch==[^ ]*/torch==$(TORCH)/',cat) requirements-dev.txt > $(VENV)/requirements.txt
+	$(PY) -m pip install -q -r $(VENV)/requirements.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 

@@ -35,7 +35,7 @@ import torch
 from torch.export._tree_utils import reorder_kwargs
 from torch.utils import _pytree as pytree
 
-from . import op_policy
+from . import _torch_support, op_policy
 from ._cache import cache_dir
 from ._generated.models import ExternKernelNodes
 from .cpp_include import get_include
@@ -61,6 +61,22 @@ _lock = threading.Lock()
 _module: ModuleType | None = None
 
 
+def cuda_flags() -> tuple[list[str], list[str], list[str]]:
+    """(cflags, include paths, ldflags) of the runner's CUDA path, as CMakeLists.txt compiles it: with
+    a CUDA build of torch and a CUDA toolkit's headers (`$CUDA_HOME`, else /usr/local/cuda; the pip
+    packages torch depends on lack `crt/`, which `cuda_runtime.h` includes), else nothing (the
+    CPU-only runtime, which refuses device "cuda")."""
+    if torch.version.cuda is None:
+        return [], [], []
+    home = Path(os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda")
+    include = home / "include"
+    if (include / "cuda_runtime_api.h").exists() and (include / "crt" / "host_config.h").exists():
+        return ["-DUSE_CUDA"], [str(include)], ["-lc10_cuda"]
+    print(f"externspec: torch {torch.__version__} is a CUDA build, but {home} has no CUDA toolkit headers (set "
+          "CUDA_HOME): building es.cpp without its CUDA path", file=sys.stderr, flush=True)
+    return [], [], []
+
+
 def _source_hash(extra_cflags: Sequence[str]) -> str:
     h = hashlib.sha256()
     for path in sorted([*CSRC.glob("*.h"), *CSRC.glob("*.cpp"), *(INCLUDE / "externspec").rglob("*.h"),
@@ -78,13 +94,19 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
     if not CSRC.is_dir():
         raise ExternSpecError(f"cannot build es.cpp: its C++ sources are not installed ({CSRC} is missing); "
                               "building with custom flags needs a source checkout or the sdist")
-    name = f"externspec_cpp_{_source_hash([*extra_cflags, *extra_ldflags])}"
+    message = _torch_support.refusal(torch.__version__, _torch_support.requirement())
+    if message is not None:
+        raise ExternSpecError(f"cannot build es.cpp: {message}")
+    cuda_cflags, cuda_includes, cuda_ldflags = cuda_flags()
+    extra_cflags, extra_ldflags = [*cuda_cflags, *extra_cflags], [*cuda_ldflags, *extra_ldflags]
+    name = f"externspec_cpp_{_source_hash([*extra_cflags, *cuda_includes, *extra_ldflags])}"
     build_dir = cache_dir() / "cpp" / name
     library = build_dir / f"{name}.so"
     if not library.exists():
         build_dir.mkdir(parents=True, exist_ok=True)
-        print(f"externspec: compiling es.cpp's C++ extension from {CSRC} into {build_dir} (once per source "
-              "change; a few minutes)...", file=sys.stderr, flush=True)
+        print(f"externspec: compiling es.cpp's C++ extension from {CSRC} against torch {torch.__version__}"
+              f"{' with its CUDA path' if cuda_cflags else ''} into {build_dir} (once per source change; a few "
+              "minutes)...", file=sys.stderr, flush=True)
         start = time.monotonic()
         module = cpp_extension.load(
             name=name,
@@ -92,7 +114,7 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
             sources=[str(p) for p in sorted(CSRC.glob("*.cpp"))],
             extra_cflags=[*CFLAGS, *extra_cflags],
             extra_ldflags=list(extra_ldflags),
-            extra_include_paths=[str(INCLUDE), str(CSRC)],
+            extra_include_paths=[str(INCLUDE), str(CSRC), *cuda_includes],
             build_directory=str(build_dir),
             verbose=verbose,
         )
