@@ -1,25 +1,26 @@
 # externspec developer commands. `make help` lists them.
 SHELL := /bin/bash
 VENV ?= .venv
-# The torch of the environment: requirements-dev.txt's pin unless given (`make setup-torch2.14`).
-TORCH ?=
+# The second supported torch's environment (pyproject.toml's `torch` extra): the same tools beside
+# torch 2.14.1, the CUDA build (it runs on the CPU; es.cpp compiles its CUDA path against it). Any
+# target takes it with VENV=.venv-torch2.14 (`make bench VENV=.venv-torch2.14`).
+VENV_TORCH214 := .venv-torch2.14
+# The torch of the environment: requirements-dev.txt's pin, 2.14.1 in .venv-torch2.14.
+TORCH ?= $(if $(filter $(VENV_TORCH214),$(VENV)),2.14.1)
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-torch2.14 generate check-generated check-schema lint typecheck docs test bench demo fuzz clean
+.PHONY: help setup setup-torch2.14 wheel test-torch2.14 generate check-generated check-schema lint typecheck docs test bench demo fuzz clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## create .venv with the pinned tools and install externspec (editable)
 
-# The second supported torch (pyproject.toml's `torch` extra): the same tools beside torch 2.14.1, the
-# CUDA build (it runs on the CPU; es.cpp compiles its CUDA path against it). CI runs a subset there.
-VENV_TORCH214 := .venv-torch2.14
-setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1
-	$(MAKE) setup VENV=$(VENV_TORCH214) TORCH=2.14.1
+setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1 (CI runs a subset of the tests there)
+	$(MAKE) setup VENV=$(VENV_TORCH214)
 
 # Debian packages: the C++ JSON backends (header-only nlohmann = default, simdjson = fast), and
 # clang with its sanitizer/libFuzzer runtime for the decoder's and executor's fuzz tests.
@@ -33,6 +34,10 @@ $(STAMP): requirements-dev.txt pyproject.toml
 	$(PY) -m pip install -q -r $(VENV)/requirements.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
+
+# Build isolation off: the wheel is built against the torch of $(VENV), and requires it (torch==X.Y.*).
+wheel: $(STAMP) ## a wheel of es.cpp for the torch installed in $(VENV) into dist/ (VENV=.venv-torch2.14 for 2.14)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip wheel --no-deps --no-build-isolation -w dist .
 
 generate: $(STAMP) ## regenerate python/externspec/_generated and the C++ header from the IDL
 	$(PY) -m externspec.codegen generate --idl $(IDL)
@@ -57,6 +62,16 @@ docs: $(STAMP) ## build docs/ and the API reference (mkdocs.yml) into site/; --s
 test: $(STAMP) check-generated check-schema ## run the whole test suite (slow tests included), two workers
 	$(PY) -m pytest -n 2 tests
 
+# Under torch 2.14.1 (.venv-torch2.14): the decoder and executor conformance corpora through both
+# executors, packages torch 2.14.1 compiles (the lite-mode zoo, custom ops in default mode, weights in
+# a blob, aliased outputs) through es.cpp built with its CUDA path, the wheel and the CMake example.
+TESTS_TORCH214 := tests/cpp/test_conformance.py tests/test_executor_conformance.py tests/test_torch_compat.py \
+	tests/test_torch_releases.py tests/test_lite_zoo.py tests/test_aoti_crosscheck.py \
+	tests/test_cpp_aoti_package.py tests/packaging
+test-torch2.14: ## the tests of torch 2.14.1's packages, es.cpp's CUDA path and the 2.14 wheel (in .venv-torch2.14)
+	$(MAKE) setup-torch2.14
+	$(VENV_TORCH214)/bin/python -m pytest -n 2 $(TESTS_TORCH214)
+
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side
 	$(PY) benchmarks/run.py
 
@@ -68,4 +83,4 @@ demo: $(STAMP) ## the main job: real torch artifacts through externspec
 	$(PY) -m externspec.demo
 
 clean: ## remove build caches (keeps .venv)
-	rm -rf build site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf build dist site .pytest_cache .mypy_cache .ruff_cache

@@ -1,5 +1,6 @@
-"""The wheel as a user gets it: `pip wheel .` of this checkout, installed with torch==2.13.0 into a
-fresh virtual environment (no system site-packages, nothing of the checkout on its path).
+"""The wheel as a user gets it: `pip wheel --no-build-isolation .` of this checkout (the README's
+build against the installed torch), installed with that torch into a fresh virtual environment (no
+system site-packages, nothing of the checkout on its path).
 
 Both are cached under `<cache>/wheel/`, keyed by the files the wheel is built from and the torch
 version: building compiles the C++ runtime (minutes on 2 cores), so a session builds at most once.
@@ -83,7 +84,8 @@ def built_wheel() -> tuple[Path, float]:
     def make(out: Path) -> None:
         nonlocal built
         env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
-        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out), str(REPO)], env=env)
+        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(REPO)],
+             env=env)
         built = True
 
     directory = _atomic_dir(CACHE / wheel_key() / "dist", make)
