@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from externspec import _torch_support
 from tests.cpp.test_include import APP_SOURCE, DOCUMENT, compile_lines, run_compile_line
 from tests.packaging import custom_op_package
+from tests.packaging.test_torch_support import fake_torch
 from tests.packaging.wheelenv import REPO, built_wheel, venv_env, venv_with_wheel
 
 pytestmark = pytest.mark.slow
@@ -151,3 +153,80 @@ def test_cmake_codec_component_links_the_codec_compiled_in_the_wheel(venv_python
     assert "-DEXTERNSPEC_SEPARATE_CODEC" in unit["command"]
     out = subprocess.run([str(build / "app")], capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stdout) == (0, "aten::relu\n"), out.stderr
+
+
+def _metadata(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as z:
+        (name,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        return z.read(name).decode().splitlines()
+
+
+def test_the_wheel_requires_the_torch_minor_release_it_was_built_for() -> None:
+    major, minor = _torch_support.minor_release(torch.__version__)
+    requires = [line for line in _metadata(built_wheel()[0]) if line.startswith("Requires-Dist: torch")]
+    assert f"Requires-Dist: torch=={major}.{minor}.*" in requires
+
+
+def test_pip_refuses_the_wheel_beside_the_other_supported_torch(tmp_path: Path) -> None:
+    """Resolved as pip would install it, into an empty target: the wheel with the other release."""
+    running = ".".join(map(str, _torch_support.minor_release(torch.__version__)))
+    (other,) = [r for r in _torch_support.supported_releases(_torch_support.requirement()) if r != running]
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--target",
+                           str(tmp_path / "target"), str(built_wheel()[0]), f"torch=={other}.*"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "ResolutionImpossible" in proc.stderr and f"torch=={running}.*" in proc.stderr, proc.stderr[-3000:]
+
+
+def _cmake_dir(venv_python: Path) -> Path:
+    return Path(subprocess.run([str(venv_python), "-m", "externspec.cpp_include", "--cmake-dir"],
+                               env=venv_env(venv_python), capture_output=True, text=True, check=True).stdout.strip())
+
+
+def test_the_cmake_package_records_no_path_of_the_build_machine(venv_python: Path) -> None:
+    """The wheel was built against this checkout's torch: no file of its CMake package names it."""
+    build_torch = str(Path(torch.__file__).resolve().parent)
+    for path in _cmake_dir(venv_python).iterdir():
+        text = path.read_text()
+        assert build_torch not in text and str(REPO) not in text, path.name
+
+
+_RUNTIME_APP = """cmake_minimum_required(VERSION 3.18)
+project(app LANGUAGES CXX)
+find_package(externspec CONFIG REQUIRED COMPONENTS runtime)
+message(STATUS "Torch ${Torch_VERSION} at ${Torch_DIR}")
+"""
+
+
+def _configure_runtime_app(tmp_path: Path, venv_python: Path, *prefixes: Path) -> subprocess.CompletedProcess[str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "CMakeLists.txt").write_text(_RUNTIME_APP)
+    prefix_path = ";".join(map(str, [_cmake_dir(venv_python), *prefixes]))
+    return subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build"),
+                           f"-DCMAKE_PREFIX_PATH={prefix_path}"], env=venv_env(venv_python), capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_cmake_runtime_finds_the_torch_beside_the_installed_package(venv_python: Path, tmp_path: Path) -> None:
+    proc = _configure_runtime_app(tmp_path, venv_python)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    site_torch = venv_python.parent.parent / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / \
+        "site-packages" / "torch"
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith("-- Torch ")]
+    assert line.startswith(f"-- Torch {torch.__version__.split('+')[0]} at ")
+    assert Path(line.split(" at ", 1)[1]).resolve().is_relative_to(site_torch.resolve())
+
+
+def test_cmake_runtime_refuses_a_torch_of_another_minor_release(venv_python: Path, tmp_path: Path) -> None:
+    """The user's prefix wins over the torch beside the package, and is refused: a C++ ABI mismatch
+    would link and crash later."""
+    built = torch.__version__.split("+")[0]
+    major, minor = _torch_support.minor_release(built)
+    other = f"{major}.{minor + 1}.0"
+    fake_torch(tmp_path / "torch", other)
+    proc = _configure_runtime_app(tmp_path / "app", venv_python, tmp_path / "torch")
+    assert proc.returncode != 0
+    message = " ".join(proc.stderr.split())
+    assert (f"externspec::runtime was built against Torch {built}, but Torch {other} was found "
+            f"({tmp_path / 'torch' / 'share' / 'cmake' / 'Torch'}): its C++ ABI needs the same minor release"
+            in message), message
