@@ -1,7 +1,8 @@
 """`make bench`: every benchmark module's table, measured side by side in one run.
 
 Each `benchmarks/bench_*.py` exposes `run() -> list[str]`. Pass module names to run a subset:
-`python benchmarks/run.py bench_python_wire`.
+`python benchmarks/run.py bench_python_wire`. The tables are for the torch of the Python that runs
+this file: `make bench VENV=.venv-torch2.14` measures under torch 2.14.1 (`make setup-torch2.14`).
 """
 
 from __future__ import annotations
