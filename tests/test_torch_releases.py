@@ -54,7 +54,7 @@ def test_the_facts_cover_every_supported_release() -> None:
 def test_export_schema_version_is_the_one_the_idl_mirrors() -> None:
     from torch._export.serde.schema import SCHEMA_VERSION
 
-    assert SCHEMA_VERSION == EXPORT_SCHEMA[RELEASE]
+    assert EXPORT_SCHEMA[RELEASE] == SCHEMA_VERSION
     assert SCHEMA_VERSION[0] == es.TORCH_EXPORT_SCHEMA_MAJOR
 
 
