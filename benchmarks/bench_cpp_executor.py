@@ -1,8 +1,8 @@
 """Per-call cost of the proxy executor on the same compiled model: torch's runner
 (`aoti_load_package`, OSSProxyExecutor) vs externspec's (`es.cpp.AOTIRunner`), side by side.
 
-The model chains CALLS extern calls of a C++ custom op (`aoti_custom_ops::custom_add`, shipped
-in torch's wheel) on 8-element tensors. Each runner also runs a 1-call twin compiled the same
+The model chains CALLS extern calls of a C++ custom op (`my_ops::add` of tests/packaging/my_ops.cpp,
+built against the installed torch) on 8-element tensors. Each runner also runs a 1-call twin compiled the same
 way, and the per-call time is (t(CALLS) - t(1)) / (CALLS - 1): the fixed cost of a forward (Python
 call, input handles) cancels, what remains is the executor plus the wrapper's handle juggling
 around each call. The floor is `es.cpp`'s floor executor (what any executor must do per call: build
@@ -28,11 +28,10 @@ REPEATS = 7
 
 
 def _load_op() -> torch._ops.OpOverload:
-    torch.ops.load_library(Path(torch.__file__).parent / "lib" / "libaoti_custom_ops.so")
-    op = torch.ops.aoti_custom_ops.custom_add.default
-    if not torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "Meta"):
-        torch.library.register_fake("aoti_custom_ops::custom_add")(lambda t1, t2: torch.empty_like(t1))
-    return op
+    from tests.packaging import custom_op_package
+
+    custom_op_package.load_ops()
+    return torch.ops.my_ops.add.default
 
 
 class Chain(torch.nn.Module):
@@ -104,8 +103,8 @@ def run() -> list[str]:
             times[k][calls] = min(ts)
     per_call = {k: (v[CALLS] - v[1]) / (CALLS - 1) for k, v in times.items()}
 
-    spec = es.loads('{"nodes": [{"name": "buf0", "node": {"target": "aoti_custom_ops::custom_add", "inputs": ['
-                    '{"name": "t1", "arg": {"as_tensor": {"name": "a"}}}, {"name": "t2", "arg": {"as_tensor": '
+    spec = es.loads('{"nodes": [{"name": "buf0", "node": {"target": "my_ops::add", "inputs": ['
+                    '{"name": "a", "arg": {"as_tensor": {"name": "a"}}}, {"name": "b", "arg": {"as_tensor": '
                     '{"name": "b"}}}], "outputs": [{"as_tensor": {"name": "c"}}], "metadata": {}}}]}',
                     es.ExternKernelNodes)
     executor = es.cpp.ProxyExecutor(spec)._impl
@@ -115,7 +114,7 @@ def run() -> list[str]:
     us = 1e6
     ratio = per_call["externspec"] / per_call["torch"]
     return [
-        f"C++ proxy executor: per extern call, {CALLS} calls of aoti_custom_ops::custom_add on 8 floats per forward",
+        f"C++ proxy executor: per extern call, {CALLS} calls of my_ops::add on 8 floats per forward",
         f"  {'runner':<44}{'µs/call':>10}{'µs/forward':>13}",
         f"  {'torch aoti_load_package (OSSProxyExecutor)':<44}{per_call['torch'] * us:>10.3f}"
         f"{times['torch'][CALLS] * us:>13.1f}",

@@ -1,13 +1,14 @@
-"""An AOTInductor package whose extern calls go to a C++ custom op library: torch's own test ops
-(`aoti_custom_ops::*` in torch/lib/libaoti_custom_ops.so, from torch's test/inductor/custom_ops.cpp),
-so a process without Python (examples/run_package) can load the ops with dlopen.
+"""An AOTInductor package whose extern calls go to a C++ custom op library: tests/packaging/my_ops.cpp
+(`my_ops::*`), compiled against the installed torch, so a process without Python
+(examples/run_package) can load the ops with dlopen.
 
-Compiled once (about a minute on 2 cores) and cached under `<cache>/aoti/`, keyed by this file and
-the torch version.
+The library and the package are built once (about a minute on 2 cores) and cached under
+`<cache>/aoti/`, keyed by their sources and the torch version.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -16,24 +17,35 @@ from pathlib import Path
 import torch
 
 from externspec._cache import cache_dir
+from externspec._cppbuild import build
 
-OPS_LIBRARY = Path(torch.__file__).parent / "lib" / "libaoti_custom_ops.so"
+SOURCE = Path(__file__).with_name("my_ops.cpp")
 CACHE = cache_dir() / "aoti"
 
 
+@functools.cache
+def ops_library() -> Path:
+    """libmy_ops.so for the installed torch (its headers and libraries, its C++ ABI flag)."""
+    torch_dir = Path(torch.__file__).parent
+    flags = ["-std=c++20", "-O1", "-shared", "-fPIC", f"-I{torch_dir / 'include'}",
+             f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}", f"-L{torch_dir / 'lib'}",
+             f"-Wl,-rpath,{torch_dir / 'lib'}", "-ltorch_cpu", "-lc10"]
+    return build(SOURCE, cache_dir() / "cpp" / "my_ops", "libmy_ops", flags, extra_deps=[torch_dir / "version.py"])
+
+
 def load_ops() -> None:
-    torch.ops.load_library(str(OPS_LIBRARY))
+    torch.ops.load_library(str(ops_library()))
 
 
-class TorchTestOps(torch.nn.Module):
+class MyOps(torch.nn.Module):
     """Tensor, tuple and list returns of C++ custom ops, mixed with compiled ATen code."""
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        ops = torch.ops.aoti_custom_ops
-        a = ops.custom_add(x, y)
-        b, c = ops.fn_with_tuple_output(a, 2)
-        d = ops.fn_with_list_output([b, c], 3)
-        return ops.fn_square(d[0]) + c.sin(), d[1]
+        ops = torch.ops.my_ops
+        a = ops.add(x, y)
+        b, c = ops.tuple_out(a, 2)
+        d = ops.list_out([b, c], 3)
+        return ops.square(d[0]) + c.sin(), d[1]
 
 
 def example_inputs() -> tuple[torch.Tensor, torch.Tensor]:
@@ -42,15 +54,16 @@ def example_inputs() -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def package() -> Path:
-    """The .pt2 of TorchTestOps (compiled on first use, then cached)."""
+    """The .pt2 of MyOps (compiled on first use, then cached)."""
     load_ops()
-    key = hashlib.sha256(Path(__file__).read_bytes() + torch.__version__.encode()).hexdigest()[:16]
-    path = CACHE / f"torch_test_ops-{key}.pt2"
+    h = hashlib.sha256(Path(__file__).read_bytes() + SOURCE.read_bytes() + torch.__version__.encode())
+    key = h.hexdigest()[:16]
+    path = CACHE / f"my_ops-{key}.pt2"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
             tmp_path = Path(tmp) / path.name
-            ep = torch.export.export(TorchTestOps(), example_inputs())
+            ep = torch.export.export(MyOps(), example_inputs())
             torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path))
             os.replace(tmp_path, path)
     return path

@@ -54,12 +54,12 @@ def test_example_runs_a_custom_op_package_like_torchs_cpp_loader(run_package: Pa
     torch.save([x, y], tmp_path / "inputs.pt")
     saved = tmp_path / "outputs.pt"
     proc = subprocess.run([str(run_package), str(package), str(tmp_path / "inputs.pt"),
-                           "--ops", str(custom_op_package.OPS_LIBRARY), "--save", str(saved)],
+                           "--ops", str(custom_op_package.ops_library()), "--save", str(saved)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("equal to torch's loader") == 2 and "DIFFERS" not in proc.stdout
     ours = torch.load(saved)
-    expected = custom_op_package.TorchTestOps()(x, y)
+    expected = custom_op_package.MyOps()(x, y)
     assert len(ours) == len(expected) == 2
     for got, want in zip(ours, expected, strict=True):
         torch.testing.assert_close(got, want)

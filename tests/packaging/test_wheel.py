@@ -95,7 +95,7 @@ def test_prebuilt_es_cpp_runs_a_package_with_no_compiler(venv_python: Path, tmp_
     env = venv_env(venv_python, CXX=str(fake / "c++"), CC=str(fake / "cc"), EXTERNSPEC_CACHE_DIR=str(cache),
                    COMPILER_MARKER=str(marker))
     env["PATH"] = f"{fake}:{env['PATH']}"
-    proc = subprocess.run([str(venv_python), "-c", _SCRIPT, str(package), str(custom_op_package.OPS_LIBRARY),
+    proc = subprocess.run([str(venv_python), "-c", _SCRIPT, str(package), str(custom_op_package.ops_library()),
                            str(inputs)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.splitlines()[-1])
