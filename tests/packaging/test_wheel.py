@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import externspec
 from externspec import _torch_support
 from tests.cpp.test_include import APP_SOURCE, DOCUMENT, compile_lines, run_compile_line
 from tests.packaging import custom_op_package
@@ -174,8 +175,10 @@ def test_pip_refuses_the_wheel_beside_the_other_supported_torch(tmp_path: Path) 
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--target",
                            str(tmp_path / "target"), str(built_wheel()[0]), f"torch=={other}.*"],
                           capture_output=True, text=True, timeout=600)
+    output = proc.stdout + proc.stderr  # pip says why on stdout, that it failed on stderr
     assert proc.returncode != 0
-    assert "ResolutionImpossible" in proc.stderr and f"torch=={running}.*" in proc.stderr, proc.stderr[-3000:]
+    assert "ResolutionImpossible" in output, output
+    assert f"externspec {externspec.__version__} depends on torch=={running}.*" in output, output
 
 
 def _cmake_dir(venv_python: Path) -> Path:
