@@ -20,6 +20,7 @@ from tests.cpp.test_include import APP_SOURCE, DOCUMENT, compile_lines, run_comp
 from tests.packaging import custom_op_package
 from tests.packaging.test_torch_support import fake_torch
 from tests.packaging.wheelenv import REPO, built_wheel, venv_env, venv_with_wheel
+from tests.support import zoo
 
 pytestmark = pytest.mark.slow
 
@@ -110,6 +111,31 @@ def test_prebuilt_es_cpp_runs_a_package_with_no_compiler(venv_python: Path, tmp_
     assert report["equal"] == [True, True]
     print(f"fresh venv, no compiler: import torch+externspec {report['import_s']:.2f} s, "
           f"es.cpp first use + AOTIRunner load {report['load_s']:.3f} s, first run {report['run_s']:.3f} s")
+
+
+_LITE_SCRIPT = r"""
+import sys, torch, externspec as es
+inputs, want = torch.load(sys.argv[2])
+torch.testing.assert_close(es.cpp.AOTIRunner(sys.argv[1])(*inputs), want, rtol=1e-4, atol=1e-5)
+try:
+    torch._inductor.aoti_load_package(sys.argv[1])(*inputs)
+except RuntimeError as e:
+    print("torch's runner:", str(e).splitlines()[0])
+"""
+
+
+def test_prebuilt_es_cpp_runs_a_lite_model_equal_to_eager_where_torchs_runner_fails(venv_python: Path,
+                                                                                   tmp_path: Path) -> None:
+    """docs/torch-compat.md's lite-mode MLP (dynamic batch), compiled by this torch, in the fresh venv."""
+    model = zoo.ZOO["mlp"]
+    inputs = model.inputs(1)
+    with torch.no_grad():
+        torch.save((list(inputs), model.module()(*inputs)), tmp_path / "io.pt")
+    proc = subprocess.run([str(venv_python), "-c", _LITE_SCRIPT, str(zoo.lite_package("mlp")), str(tmp_path / "io.pt")],
+                          cwd=tmp_path, env=venv_env(venv_python, EXTERNSPEC_CACHE_DIR=str(tmp_path / "cache")),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "torch's runner: Mismatch between ints consumed and num_ints" in proc.stdout, proc.stdout
 
 
 def test_pkg_config_lines_of_the_readme_work_as_printed(venv_python: Path, tmp_path: Path) -> None:
