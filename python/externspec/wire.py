@@ -150,8 +150,14 @@ _JITER_LIMIT = "recursion limit exceeded"
 _JITER_ENCODING = ("invalid unicode code point", "lone leading surrogate", "unexpected end of hex escape")
 
 
-def _kind(err: Any) -> str:
-    """The ERROR_KINDS kind of one pydantic error."""
+def _is_enum(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, enum.IntEnum)
+
+
+def _kind(err: Any, tp: Any = None) -> str:
+    """The ERROR_KINDS kind of one pydantic error (at a value of type `tp`, when known)."""
+    if err["type"] == "int_parsing_size":  # an integer beyond int64: names no enum member, fits no field
+        return "enum" if _is_enum(tp) else "int_range"
     if err["type"] == "json_invalid":
         jiter = str((err.get("ctx") or {}).get("error", ""))
         if jiter.startswith(_JITER_LIMIT):
@@ -172,7 +178,7 @@ def _message(err: Any, tp: Any = None) -> str:
         return "missing required field"
     if kind == "extra_forbidden":
         return "unknown key"
-    if kind == "enum" and isinstance(tp, type) and issubclass(tp, enum.IntEnum):
+    if kind in ("enum", "int_parsing_size") and _is_enum(tp):
         return _ENUM.format(input=err.get("input"), allowed=_allowed([m.value for m in tp]))
     if kind == "less_than_equal" and "le" in ctx:
         return _INT_RANGE.format(input=err.get("input"), bound=f"less than or equal to {ctx['le']}")
@@ -198,7 +204,7 @@ def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[ErrorDet
             out.append(problem(_kind(err), json_path(model, loc[:-1]), f"{_message(err)} `{key}`", key))
         else:
             path, tp = _walk(model, loc)
-            out.append(problem(_kind(err), path, _message(err, tp)))
+            out.append(problem(_kind(err, tp), path, _message(err, tp)))
     return out
 
 
