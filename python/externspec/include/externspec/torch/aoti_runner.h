@@ -49,6 +49,10 @@ struct AOTIRunnerOptions {
   std::uint64_t max_extracted_bytes = 0;
   // Limit on the wrapper source read for the input checks (it is read into memory).
   std::uint64_t max_source_bytes = std::uint64_t{64} << 20;
+  // A package that records no dtype and shape for some input (the records are in its
+  // `*.wrapper.cpp`, which a model does not need to run): false warns at load (TORCH_WARN, a
+  // Python warning) and runs with the checks that need no record; true refuses it (PackageError).
+  bool require_input_records = false;
 };
 
 // What the package records about one input; each field is unset when the package does not say.
