@@ -109,6 +109,14 @@ class CatModel(torch.nn.Module):
         return torch.cat([a, b, c], dim=0)
 
 
+class IntAddModel(torch.nn.Module):
+    """`int_tensor + python_int`: compiled in lite mode, torch 2.13 calls aoti_torch_cpu_add_Tensor
+    with a float alpha, which ATen refuses for an int64 tensor on every run."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 2
+
+
 @dataclass(frozen=True)
 class CompiledModel:
     name: str
@@ -155,6 +163,8 @@ MODELS = {
     "runner_blob": CompiledModel("runner_blob", RunnerModel(), _runner_inputs, _RUNNER_DYNAMIC, True,
                                  {"aot_inductor.package_constants_in_so": False,
                                   "aot_inductor.package_constants_on_disk_format": "binary_blob"}),
+    "int_add": CompiledModel("int_add", IntAddModel(), lambda n: (torch.arange(n),), {"x": None}, False,
+                             torch._inductor.lite_mode_options),
     "cat": CompiledModel("cat", CatModel(), _cat_inputs, {"a": {0: Dim("dim0_a", min=1, max=10)},
                                                           "b": {0: Dim("dim0_b", min=1, max=20)},
                                                           "c": {0: Dim("dim0_c", min=3, max=8)}}, True),

@@ -193,13 +193,15 @@ Package::Package(const std::string& path) : path_(path) {
   const std::string top = entries.front().name.substr(0, entries.front().name.find('/') + 1);
   std::set<std::string_view> seen;
   for (const Entry& e : entries) {
+    // Named as torch's reader names members: inside the top folder.
+    const bool in_top = top.size() >= 2 && e.name.compare(0, top.size(), top) == 0;
+    std::string inner = in_top ? e.name.substr(top.size()) : e.name;
     const auto refuse = [&](const std::string& why) {
-      return PackageError(path + ": member " + ticked(e.name) + " " + why);
+      return PackageError(path + ": member " + ticked(inner) + " " + why);
     };
-    if (const char* why = escape_reason(e.name))
+    if (const char* why = escape_reason(inner))
       throw refuse(std::string(why) + ": it would name a file outside the package; nothing was loaded");
-    if (top.size() < 2 || e.name.compare(0, top.size(), top) != 0)
-      throw refuse("is not in the package's top folder" + (top.size() < 2 ? std::string() : " " + ticked(top)));
+    if (!in_top) throw refuse("is not in the package's top folder " + ticked(top));
     if (!seen.insert(e.name).second)
       throw refuse("appears more than once (zip readers differ in which copy they take); nothing was loaded");
     if (e.flags & 1) throw refuse("is encrypted");
@@ -208,7 +210,6 @@ Package::Package(const std::string& path) : path_(path) {
     if (e.method == 0 && e.compressed != e.size)
       throw refuse("is stored with two different sizes (" + std::to_string(e.compressed) + " and " +
                    std::to_string(e.size) + " bytes)");
-    std::string inner = e.name.substr(top.size());
     if (std::find(std::begin(kOpeningRecords), std::end(kOpeningRecords), inner) != std::end(kOpeningRecords) &&
         e.size > kOpeningRecordLimit)
       throw refuse("records " + std::to_string(e.size) + " bytes, over the limit of " +
