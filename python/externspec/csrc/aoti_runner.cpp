@@ -418,12 +418,12 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
       layout << t.layout();
       throw CallError(who() + " has layout " + layout.str() + ", the model takes strided tensors");
     }
-    check_storage(t, who);
     c10::DeviceType device_type = want.device_type.value_or(device_.type());
     if (t.device().type() != device_type || (device_.has_index() && device_type == device_.type() &&
                                              t.device().index() != device_.index()))
       throw CallError(who() + " is on " + t.device().str() + ", the model runs on " +
                       (device_type == device_.type() ? device_.str() : c10::DeviceTypeName(device_type, true)));
+    check_storage(t, who);
     if (want.dtype && t.scalar_type() != *want.dtype)
       throw CallError(who() + " has dtype " + c10::toString(t.scalar_type()) + ", the model was compiled for " +
                       c10::toString(*want.dtype));
