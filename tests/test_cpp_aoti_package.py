@@ -477,3 +477,16 @@ def test_a_failing_shim_call_of_the_model_raises_atens_message() -> None:
     with pytest.raises(es.ModelError, match=r"the model failed: .*For integral input tensors, argument alpha must "
                                             r"not be a floating point number"):
         runner(torch.arange(4))
+
+
+def test_a_package_whose_end_record_defers_to_zip64_loads(blob_package: Path, tmp_path: Path) -> None:
+    """torch writes a zip64 end record beside the plain one; with the plain one's counts and
+    offsets saturated, both readers (the runner's directory check, then torch's) take zip64's."""
+    raw = bytearray(blob_package.read_bytes())
+    eocd = raw.rfind(b"PK\x05\x06")
+    assert raw.rfind(b"PK\x06\x06") != -1
+    struct.pack_into("<HHII", raw, eocd + 8, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF)
+    out = tmp_path / "zip64.pt2"
+    out.write_bytes(bytes(raw))
+    x, n = MODEL.inputs(4)
+    torch.testing.assert_close(es.cpp.AOTIRunner(out)(x, n)[0], x.sin())
