@@ -414,6 +414,21 @@ def test_a_package_without_input_records_warns_or_is_refused(blob_package: Path,
         es.cpp.AOTIRunner(out, require_input_records=True)
 
 
+def test_records_under_another_name_than_the_librarys_are_not_used(blob_package: Path, tmp_path: Path) -> None:
+    """The library names its inputs (AOTInductorModelContainerGetInputName): a source that takes
+    input 0 under another name is not this library's, and what it records is not applied."""
+    with zipfile.ZipFile(blob_package) as z:
+        source = z.read(next(n for n in z.namelist() if n.endswith(".wrapper.cpp"))).decode()
+    var = re.search(r"ConstantHandle (\w+) = ConstantHandle\(input_handles\[0\]\)", source).group(1)  # type: ignore
+    other = re.sub(rf"\b{var}\b", var + "_other", source).encode()
+    out = _rewrite(blob_package, tmp_path / "other.pt2",
+                   lambda name, d: (name, other if name.endswith(".wrapper.cpp") else d))
+    with pytest.warns(UserWarning, match=r"records no dtype or shape for input 0 in its \*\.wrapper\.cpp"):
+        runner = es.cpp.AOTIRunner(out)
+    x, n = MODEL.inputs(4)
+    torch.testing.assert_close(runner(x, n)[0], x.sin())
+
+
 class _NoData(torch.Tensor):
     """A `_make_wrapper_subclass` tensor: cpu, float32, the right shape, no data."""
 

@@ -51,6 +51,7 @@ struct AOTIRunner::Api {
   decltype(&AOTInductorModelContainerGetConstantsBlobSize) blob_size = nullptr;
   decltype(&AOTInductorModelUpdateConstantsFromBlob) update_from_blob = nullptr;
   decltype(&AOTInductorGetLastError) last_error = nullptr;
+  decltype(&AOTInductorModelContainerGetInputName) input_name = nullptr;
 };
 
 namespace {
@@ -283,6 +284,7 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   load_symbol(dl_, name_, "AOTInductorModelContainerGetConstantsBlobSize", api_->blob_size, false);
   load_symbol(dl_, name_, "AOTInductorModelUpdateConstantsFromBlob", api_->update_from_blob, false);
   load_symbol(dl_, name_, "AOTInductorGetLastError", api_->last_error, false);
+  load_symbol(dl_, name_, "AOTInductorModelContainerGetInputName", api_->input_name, false);
 
   auto failed = [&](const std::string& what) {
     const char* msg = nullptr;
@@ -340,8 +342,18 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   in_spec_ = in_spec ? in_spec : "";
   out_spec_ = out_spec ? out_spec : "";
 
+  // The library's own input names tie the source's records to this library.
+  std::vector<std::string> input_names;
+  for (std::size_t i = 0; api_->input_name && i < num_inputs_; ++i) {
+    const char* input = nullptr;
+    if (api_->input_name(h, i, &input) != AOTI_RUNTIME_SUCCESS || input == nullptr) {
+      input_names.clear();
+      break;
+    }
+    input_names.emplace_back(input);
+  }
   recorded_inputs_ = detail::recorded_inputs_from_wrapper(
-      source, num_inputs_, members.source ? package.label(*members.source) : name_);
+      source, num_inputs_, members.source ? package.label(*members.source) : name_, input_names);
   if (std::string missing = unrecorded(recorded_inputs_); !missing.empty()) {
     std::string why = name_ + ": the package records no dtype or shape for " + missing +
                       (members.source ? " in its *.wrapper.cpp" : " (it has no *.wrapper.cpp)") +

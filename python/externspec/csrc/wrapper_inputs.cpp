@@ -101,6 +101,7 @@ std::optional<c10::ScalarType> scalar_type_named(std::string_view k_name) {
 
 struct Parser {
   const std::string& label;
+  const std::vector<std::string>& names;  // the library's input names, or empty
   std::size_t line_number = 0;
   std::size_t num_inputs;
   std::vector<RecordedInput> specs;
@@ -114,8 +115,10 @@ struct Parser {
   void bind(std::string_view var, std::string_view& rest, std::string_view close) {
     if (!eat(rest, "[")) return;
     auto i = integer(rest);
-    if (i && *i >= 0 && static_cast<std::uint64_t>(*i) < num_inputs && eat(rest, close))
-      index_of[std::string(var)] = static_cast<std::size_t>(*i);
+    if (!i || *i < 0 || static_cast<std::uint64_t>(*i) >= num_inputs || !eat(rest, close)) return;
+    const auto index = static_cast<std::size_t>(*i);
+    if (index < names.size() && names[index] != var) return;  // not the library's name for it
+    index_of[std::string(var)] = index;
   }
 
   void line(std::string_view s) {
@@ -203,8 +206,9 @@ struct Parser {
 }  // namespace
 
 std::vector<RecordedInput> recorded_inputs_from_wrapper(std::string_view source, std::size_t num_inputs,
-                                                        const std::string& label) {
-  Parser p{label, 0, num_inputs, std::vector<RecordedInput>(num_inputs), {}};
+                                                        const std::string& label,
+                                                        const std::vector<std::string>& names) {
+  Parser p{label, names, 0, num_inputs, std::vector<RecordedInput>(num_inputs), {}};
   while (!source.empty()) {
     ++p.line_number;
     auto nl = source.find('\n');

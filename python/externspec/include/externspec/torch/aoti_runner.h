@@ -28,7 +28,8 @@
 // several slots), and turns the model's own failure into a ModelError carrying the model's
 // message, or ATen's for a C-shim call of the model's own that failed. Only the `*.wrapper.cpp`
 // records dtypes and shapes (the library records the input count and names, the call spec the
-// pytree, the metadata the device): without it, loading warns (or, with require_input_records,
+// pytree, the metadata the device); a record applies to an input only under the library's own
+// name for it. An input without a record makes loading warn (or, with require_input_records,
 // refuses the package). The minimum 2 the compiler writes for every dynamic size is its own
 // assumption, not the model's (a Dim(min=1) model runs size 1): only higher minimums are checked.
 //
