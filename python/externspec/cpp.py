@@ -138,7 +138,8 @@ def prebuilt() -> ModuleType | None:
     if built.split(".")[:2] != running.split(".")[:2]:
         raise ExternSpecError(f"es.cpp ({module.__file__}) was built against torch {built}, but torch {running} "
                               "is installed: torch's C++ ABI changes between releases; install the torch it was "
-                              "built for, or an externspec built against this one")
+                              "built for, or build externspec against this one (pip install --no-build-isolation "
+                              "externspec)")
     return module
 
 
