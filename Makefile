@@ -65,9 +65,11 @@ test: $(STAMP) check-generated check-schema ## run the whole test suite (slow te
 # Under torch 2.14.1 (.venv-torch2.14): the decoder and executor conformance corpora through both
 # executors, packages torch 2.14.1 compiles (the lite-mode zoo, custom ops in default mode, weights in
 # a blob, aliased outputs) through es.cpp built with its CUDA path, the wheel and the CMake example.
-TESTS_TORCH214 := tests/cpp/test_conformance.py tests/test_executor_conformance.py tests/test_torch_compat.py \
-	tests/test_torch_releases.py tests/test_lite_zoo.py tests/test_aoti_crosscheck.py \
-	tests/test_cpp_aoti_package.py tests/packaging
+# The packaging tests come first: one worker builds the wheel (CMake) while the other builds es.cpp
+# and runs the rest (last, the wheel build kept a worker busy alone for ten minutes).
+TESTS_TORCH214 := tests/packaging tests/cpp/test_conformance.py tests/test_executor_conformance.py \
+	tests/test_torch_compat.py tests/test_torch_releases.py tests/test_lite_zoo.py tests/test_aoti_crosscheck.py \
+	tests/test_cpp_aoti_package.py
 test-torch2.14: ## the tests of torch 2.14.1's packages, es.cpp's CUDA path and the 2.14 wheel (in .venv-torch2.14)
 	$(MAKE) setup-torch2.14
 	$(VENV_TORCH214)/bin/python -m pytest -n 2 $(TESTS_TORCH214)

@@ -7,6 +7,7 @@ the text of this file and the ops module: editing either rebuilds them.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -34,15 +35,18 @@ def _key(key_files: Sequence[Path] = ()) -> str:
 
 
 def _cached(name: str, build: Callable[[Path], None], key_files: Sequence[Path] = ()) -> Path:
-    """Build `name` into the cache once (atomically: a crash leaves no half-written file). The key
-    covers this file, the ops module and `key_files` (the module defining what `build` makes)."""
+    """Build `name` into the cache once (atomically: a crash leaves no half-written file; under a
+    file lock, so parallel test workers build it once and none replaces it under another's reader).
+    The key covers this file, the ops module and `key_files` (the module defining what `build` makes)."""
     path = CACHE / _key(key_files) / name
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-            tmp_path = Path(tmp) / name
-            build(tmp_path)
-            os.replace(tmp_path, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f"{name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+                tmp_path = Path(tmp) / name
+                build(tmp_path)
+                os.replace(tmp_path, path)
     return path
 
 
