@@ -37,7 +37,8 @@ SUSPECT_NAMESPACE = re.compile(r"c10d|dist|dtensor|symm_mem|profil|debug|rng")
 SUSPECT_NAME = re.compile(r"file|load|save|print|seed|rng|record|profil|cache|storage|reinterpret|alloc|thread|"
                           r"flag|global|determin|grad_enabled|warn|mmap|share|ipc|dlpack|set_")
 PATH_ARGUMENT = re.compile(r"file|path|dir", re.I)
-GEOMETRY_NAME = re.compile(r"alias|unsafe|strided|view_from|_make_per|^_?sparse\w*_tensor|^_?indices$|^c?(row|col)_indices$")
+GEOMETRY_NAME = re.compile(r"alias|unsafe|strided|view_from|_make_per|^_?sparse\w*_tensor|"
+                           r"^_?indices$|^c?(row|col)_indices$")
 
 _REGISTRY = """
 import json, torch
@@ -137,7 +138,8 @@ def test_the_hostile_sweep_finds_the_denied_int_crashers() -> None:
     crashers = [p for p, reason in policy.denied.items() if "crashes on" in reason and "`" in reason]
     cases = [c for c in op_sweep.hostile_cases() if any(op_policy.matches(p, c[0]) for p in crashers)]
     found = op_sweep.sweep(cases, allow_all=True)
-    assert {label.partition(" ")[0].partition(".")[0] for label in found} >= {"aten::_fft_r2c", "aten::_remove_batch_dim"}
+    crashed = {label.partition(" ")[0].partition(".")[0] for label in found}
+    assert crashed >= {"aten::_fft_r2c", "aten::_remove_batch_dim"}
 
 
 @pytest.mark.slow
@@ -210,3 +212,34 @@ def test_a_checked_view_past_its_storage_is_refused_at_call(executor: Executor) 
     slots: list[Any] = [torch.arange(4.0), None]
     ex.call_function(0, [2, 2], slots)
     assert torch.equal(slots[1], torch.tensor([0.0, 2.0]))
+
+
+@pytest.mark.slow
+def test_a_package_whose_extern_node_makes_an_unchecked_view_is_refused_at_load(tmp_path: Path) -> None:
+    """A real AOTInductor package with only its wrapper.json edited (a node retargeted to
+    _reshape_alias) crashed es.cpp.AOTIRunner at call (SEGV in clone); the runner's executor
+    applies the same policy at load."""
+    import zipfile
+
+    from tests.support import cpp_models as cm
+
+    def retarget(data: bytes) -> bytes:
+        doc = json.loads(data)
+        node = doc["nodes"][0]["node"]
+        tensor = next(i["arg"] for i in node["inputs"] if "as_tensor" in i["arg"])
+        node["target"] = "aten::_reshape_alias"
+        node["inputs"] = [{"name": "self", "arg": tensor, "kind": 1},
+                          {"name": "size", "arg": {"as_ints": [4096, 4096]}, "kind": 1},
+                          {"name": "stride", "arg": {"as_ints": [4096, 1]}, "kind": 1}]
+        node["outputs"] = node["outputs"][:1]
+        return json.dumps(doc).encode()
+
+    edited = tmp_path / "edited.pt2"
+    with zipfile.ZipFile(cm.package("abi")) as src, zipfile.ZipFile(edited, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            dst.writestr(name, retarget(data) if name.endswith(".wrapper.json") else data)
+    with pytest.raises(es.SpecMismatchError, match=r"^node 0 `buf\d+` \(aten::_reshape_alias\): op "
+                                                   r"`aten::_reshape_alias.default` is denied by the executor's op "
+                                                   r"policy: it makes a view of any size"):
+        es.cpp.AOTIRunner(edited)

@@ -177,6 +177,7 @@ def worker(cases: list[Case], progress: Path, allow_all: bool) -> None:
             log.flush()
             op, _, overload = op_name.partition(".")
             doc = node_for(torch._C._get_schema(op, overload), arg)
+            assert doc is not None  # the case lists hold only ops the ABI carries
             try:
                 ex = es.ProxyExecutor(es.loads(json.dumps(doc), es.ExternKernelNodes), allow_ops=allow)
                 plan = ex.plans[0]
