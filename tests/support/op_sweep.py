@@ -7,8 +7,10 @@ are 1, floats 1.0, bools False, enums the first ordinary value, devices cpu. The
 what the op policy refuses (or what `allow_ops` lets through), exactly as for a spec from a file.
 
 A case is an op and, for the hostile sweep, one of its int / int[] / SymInt arguments (given even
-when it has a default) and a hostile value: every int slot of that argument carries the value at
-call time (ints always travel in the caller's array), every other int is 1.
+when it has a default), or `*` for all of them at once, and a hostile value: every int slot of
+those arguments carries the value at call time (ints always travel in the caller's array), every
+other int is 1. Each hostile case runs over 2-D tensors (2x2) and again over 4-D ones (1x2x3x3),
+which reach the convolution and pooling kernels the 2-D ones are refused by.
 
     python -m tests.support.op_sweep [--hostile] [--allow-all]   # prints the crashing and hanging calls
 
@@ -36,12 +38,18 @@ HOSTILE_INTS = (0, -1, -3, 4096, 2**20, 2**31, 2**62)
 HEADROOM = 4 << 30
 JOBS = 2
 
-Case = tuple[str, str, int]  # (op, int argument, value); ("op", "", 0) is the benign call
+Case = tuple[str, str, int, int]  # (op, int argument or "*", value, tensor rank)
+ALL = "*"
+SHAPES = {2: (2, 2), 4: (1, 2, 3, 3)}  # the tensors of a case, by rank
+
+
+def benign(op: str) -> Case:
+    return (op, "", 0, 2)
 
 
 def label(case: Case) -> str:
-    op, arg, value = case
-    return f"{op} {arg}={value}" if arg else op
+    op, arg, value, rank = case
+    return f"{op} {arg}={value} ({rank}-D tensors)" if arg else op
 
 
 def int_arguments(schema: Any) -> list[str]:
@@ -57,15 +65,17 @@ def int_arguments(schema: Any) -> list[str]:
 
 
 def node_for(schema: Any, given: str = "") -> dict[str, Any] | None:
-    """The benign node for an op schema (with argument `given` written even when it has a default),
-    or None when the ABI cannot carry a required argument or a return."""
+    """The benign node for an op schema (with argument `given`, or every int argument for ALL,
+    written even when it has a default), or None when the ABI cannot carry a required argument or
+    a return."""
     import externspec as es
     from externspec.abi import arg_type
 
     inputs = []
+    written = set(int_arguments(schema)) if given == ALL else {given}
     for a in schema.arguments:
         at = arg_type(a.real_type)
-        if a.name == given:
+        if a.name in written:
             arg: dict[str, Any] | None = _benign(at.base, at.is_list, at.elem_optional, es)
             assert arg is not None
         elif a.has_default_value():
@@ -113,7 +123,7 @@ def _benign(base: str, is_list: bool, elem_optional: bool, es: Any) -> dict[str,
 def abi_ops() -> list[str]:
     """Every dispatcher op of a fresh `import torch` (the workers' registry, not the caller's, which
     may hold test ops) whose required arguments and returns the ABI carries."""
-    return [op for op, _, _ in _listed("--list")]
+    return [case[0] for case in _listed("--list")]
 
 
 def hostile_cases() -> list[Case]:
@@ -125,7 +135,7 @@ def _listed(flag: str) -> list[Case]:
     root = Path(__file__).resolve().parents[2]
     run = subprocess.run([sys.executable, "-m", "tests.support.op_sweep", flag], cwd=root, capture_output=True,
                          text=True, check=True)
-    return [(op, arg, value) for op, arg, value in json.loads(run.stdout)]
+    return [(op, arg, value, rank) for op, arg, value, rank in json.loads(run.stdout)]
 
 
 def _list_cases(hostile: bool) -> list[Case]:
@@ -138,23 +148,25 @@ def _list_cases(hostile: bool) -> list[Case]:
         if node_for(schema) is None:
             continue
         if not hostile:
-            out.append((name, "", 0))
+            out.append(benign(name))
             continue
-        out += [(name, arg, value) for arg in int_arguments(schema) for value in HOSTILE_INTS]
+        args = int_arguments(schema)
+        args += [ALL] if len(args) > 1 else []
+        out += [(name, arg, value, rank) for rank in SHAPES for arg in args for value in HOSTILE_INTS]
     return out
 
 
-def _int_slots(doc: dict[str, Any], arg: str) -> range:
-    """The int-array slots of argument `arg` in a node written by node_for (ints are laid out in
-    schema order, one slot per int, one per list item)."""
-    start = 0
+def _int_slots(doc: dict[str, Any], arg: str) -> list[int]:
+    """The int-array slots of argument `arg` (every int argument for ALL) in a node written by
+    node_for (ints are laid out in schema order, one slot per int, one per list item)."""
+    slots, start = [], 0
     for named in doc["nodes"][0]["node"]["inputs"]:
         kind, value = next(iter(named["arg"].items()))
         n = 1 if kind == "as_int" else len(value) if kind == "as_ints" else 0
-        if named["name"] == arg:
-            return range(start, start + n)
+        if arg in (ALL, named["name"]):
+            slots += range(start, start + n)
         start += n
-    raise KeyError(arg)
+    return slots
 
 
 def worker(cases: list[Case], progress: Path, allow_all: bool) -> None:
@@ -172,8 +184,8 @@ def worker(cases: list[Case], progress: Path, allow_all: bool) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (mapped + HEADROOM, resource.RLIM_INFINITY))
     allow = list(op_policy.policy().denied) if allow_all else []
     with progress.open("a", encoding="utf-8") as log:
-        for op_name, arg, value in cases:
-            log.write(json.dumps([op_name, arg, value]) + "\n")
+        for op_name, arg, value, rank in cases:
+            log.write(json.dumps([op_name, arg, value, rank]) + "\n")
             log.flush()
             op, _, overload = op_name.partition(".")
             doc = node_for(torch._C._get_schema(op, overload), arg)
@@ -181,7 +193,7 @@ def worker(cases: list[Case], progress: Path, allow_all: bool) -> None:
             try:
                 ex = es.ProxyExecutor(es.loads(json.dumps(doc), es.ExternKernelNodes), allow_ops=allow)
                 plan = ex.plans[0]
-                tensors = [torch.full((2, 2), 0.5) for _ in range(plan.num_input_tensors)]
+                tensors = [torch.full(SHAPES[rank], 0.5) for _ in range(plan.num_input_tensors)]
                 tensors += [None] * (plan.num_tensors - plan.num_input_tensors)
                 ints = [1] * plan.num_input_ints + [0] * (plan.num_ints - plan.num_input_ints)
                 for k in _int_slots(doc, arg) if arg else ():
@@ -233,8 +245,8 @@ class _Chain:
             return False
         if not lines:
             raise RuntimeError(f"the sweep worker died before its first case (exit {rc})")
-        op, arg, value = json.loads(lines[-1])
-        culprit = (op, arg, value)
+        op, arg, value, rank = json.loads(lines[-1])
+        culprit = (op, arg, value, rank)
         self.bad[culprit] = "hang" if rc == -9 else f"crash (exit {rc})"
         self.todo = self.todo[self.todo.index(culprit) + 1:]
         return True
@@ -267,12 +279,13 @@ def main() -> int:
         print(json.dumps(_list_cases(args.list_hostile)))
         return 0
     if args.worker:
-        worker([(op, arg, value) for op, arg, value in json.loads(sys.stdin.read())], args.worker, args.allow_all)
+        worker([(op, arg, value, rank) for op, arg, value, rank in json.loads(sys.stdin.read())], args.worker,
+               args.allow_all)
         return 0
-    cases = hostile_cases() if args.hostile else [(op, "", 0) for op in abi_ops()]
+    cases = hostile_cases() if args.hostile else [benign(op) for op in abi_ops()]
     start = time.monotonic()
     bad = sweep(cases, args.allow_all)
-    ops = {op for op, _, _ in cases}
+    ops = {case[0] for case in cases}
     print(f"{len(cases)} calls of {len(ops)} ops and overloads in {time.monotonic() - start:.1f} s "
           f"(cpu count {os.cpu_count()})")
     for name, what in bad.items():
