@@ -50,7 +50,7 @@ def test_a_cpu_runner_takes_no_stream() -> None:
     runner = es.cpp.AOTIRunner(cm.package("abi"))
     assert runner.device == torch.device("cpu")
     inputs = cm.MODELS["abi"].inputs(4)
-    with pytest.raises(TypeError, match="stream must be a torch.cuda.Stream, got int"):
+    with pytest.raises(TypeError, match=r"stream must be a torch\.cuda\.Stream, got int"):
         runner.run(*inputs, stream=7)
     assert len(runner.run(*inputs, stream=None)) == len(runner(*inputs))
 
