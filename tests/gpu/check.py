@@ -9,6 +9,8 @@ against torch's runner, prints a table and, last, `gpu-check: N passed, M failed
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import multiprocessing
 import os
 import statistics
 import sys
@@ -45,6 +47,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--work-dir", type=Path, default=Path(os.environ.get("EXTERNSPEC_CACHE_DIR", ".cache")) / "gpu",
                    help="where compiled packages and the op library are cached")
     p.add_argument("--repeat", type=int, default=50, help="timed forwards per runner (median reported)")
+    p.add_argument("--jobs", type=int, default=max(1, min(4, (os.cpu_count() or 1) // 4)),
+                   help="packages compiled at once, in worker processes (default: a quarter of the cores, "
+                        "at most 4)")
     args = p.parse_args(argv)
     args.cases = [c for c in args.cases.split(",") if c]
     unknown = [c for c in args.cases if c not in zoo.CASES]
@@ -53,7 +58,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.modes = [m for m in args.modes.split(",") if m]
     if not set(args.modes) <= {"default", "lite"}:
         p.error(f"--modes takes default and/or lite, got {','.join(args.modes)}")
+    if args.jobs < 1:
+        p.error("--jobs must be at least 1")
     return args
+
+
+def plan(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(case, mode) pairs to check, in order."""
+    return [(name, mode) for name in args.cases for mode in args.modes if mode in zoo.CASES[name].modes]
+
+
+def compile_all(args: argparse.Namespace) -> None:
+    """Compile every package the check needs, `--jobs` at a time (separate processes: AOTInductor
+    compiles one model at a time per process); failures surface when the case runs."""
+    todo = [(n, m) for n, m in plan(args)
+            if not zoo.package_path(zoo.CASES[n], args.device, lite=m == "lite", out_dir=args.work_dir).exists()]
+    if args.jobs == 1 or len(todo) < 2:
+        return
+    with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(zoo.compile_named, n, args.device, m == "lite", args.work_dir) for n, m in todo]
+        concurrent.futures.wait(futures)
 
 
 def sync(device: str) -> None:
@@ -200,9 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(built)
         print(f"es.cpp ready ({built.detail})", flush=True)
         if built.ok:
+            t = time.monotonic()
+            compile_all(args)
+            print(f"zoo compiled ({time.monotonic() - t:.0f} s, {args.jobs} at a time)", flush=True)
             steps: list[tuple[str, Callable[[], list[Row]]]] = [
                 (f"{name}/{mode}", lambda name=name, mode=mode: check_case(es, zoo.CASES[name], mode, args))
-                for name in args.cases for mode in args.modes]
+                for name, mode in plan(args)]
             steps += [("cpu input", lambda: [check_cpu_input_refused(es, args)]),
                       ("streams", lambda: [check_streams(es, args)])]
             for what, step in steps:

@@ -5,6 +5,7 @@ machine; on a GPU the custom op runs a CUDA kernel (compiled with torch.utils.cp
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +133,7 @@ class Case:
     blob: bool = False  # weights in an external *.wrapper_weights.blob
     needs_op: bool = False
     extern_calls: int = 0  # extern calls per forward, for the per-call cost
+    modes: tuple[str, ...] = ("default", "lite")  # lite mode only where it changes what runs
     seed: int = 0
     _module: dict[str, torch.nn.Module] = field(default_factory=dict)
 
@@ -148,13 +150,21 @@ class Case:
 
 
 CASES: dict[str, Case] = {c.name: c for c in [
-    Case("mlp", MLP, ((8, 64),)),
     Case("mlp_dynamic_batch", MLP, ((8, 64), (33, 64)), dynamic_batch=True),
     Case("encoder_layer", Encoder, ((2, 16, 64),)),
     Case("custom_op", CustomOp, ((8, 64),), needs_op=True, extern_calls=1),
-    Case("weights_blob", MLP, ((8, 64),), blob=True),
-    Case("extern_chain", Chain, ((4, 16),), needs_op=True, extern_calls=Chain.CALLS),
+    Case("weights_blob", MLP, ((8, 64),), blob=True, modes=("default",)),
+    Case("extern_chain", Chain, ((4, 16),), needs_op=True, extern_calls=Chain.CALLS, modes=("default",)),
 ]}
+
+
+def package_path(case: Case, device: str, *, lite: bool, out_dir: Path) -> Path:
+    return out_dir / f"{case.name}-{'lite' if lite else 'default'}-{device}-{_key(case, device, lite)}.pt2"
+
+
+def compile_named(name: str, device: str, lite: bool, out_dir: Path) -> Path:
+    """compile_case by name: the entry point of a compile worker process."""
+    return compile_case(CASES[name], device, lite=lite, out_dir=out_dir)
 
 
 def _key(case: Case, device: str, lite: bool) -> str:
@@ -165,7 +175,7 @@ def _key(case: Case, device: str, lite: bool) -> str:
 
 def compile_case(case: Case, device: str, *, lite: bool, out_dir: Path) -> Path:
     """The package of `case` for `device` (compiled once, cached in out_dir by source and torch)."""
-    path = out_dir / f"{case.name}-{'lite' if lite else 'default'}-{device}-{_key(case, device, lite)}.pt2"
+    path = package_path(case, device, lite=lite, out_dir=out_dir)
     if path.exists():
         return path
     if case.needs_op:
@@ -182,7 +192,7 @@ def compile_case(case: Case, device: str, *, lite: bool, out_dir: Path) -> Path:
                     "aot_inductor.package_constants_on_disk_format": "binary_blob"}
     with torch.no_grad():
         ep = torch.export.export(module, example, dynamic_shapes=dynamic)
-        tmp = path.with_suffix(".tmp.pt2")
+        tmp = path.with_suffix(f".tmp{os.getpid()}.pt2")
         torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp), inductor_configs=options)
     tmp.replace(path)
     return path
