@@ -89,6 +89,10 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
         print(f"externspec: compiling es.cpp's C++ extension from {CSRC} into {build_dir} (once per source "
               "change; a few minutes)...", file=sys.stderr, flush=True)
         start = time.monotonic()
+        # es.cpp has no CUDA sources, so the CUDA arch list only feeds nvcc flags nothing uses; torch
+        # derives it from the visible GPUs and fails with none (compiling on a machine without one).
+        if cuda and not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
+            os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
         module = cpp_extension.load(
             name=name,
             # Every csrc/*.cpp: the runtime and module.cpp (the binding), as CMakeLists.txt has them.

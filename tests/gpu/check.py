@@ -35,6 +35,11 @@ class Row:
     detail: str = ""
     es_ms: float | None = None
     torch_ms: float | None = None
+    skipped: bool = False
+
+    @property
+    def result(self) -> str:
+        return "skip" if self.skipped else "pass" if self.ok else "FAIL"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -130,7 +135,8 @@ def check_case(es: Any, case: zoo.Case, mode: str, args: argparse.Namespace) -> 
             torch_diff = close(torch_runner(*inputs), want)
             torch_note = "torch's runner equal" if not torch_diff else f"torch's runner differs: {torch_diff}"
         except Exception as exc:  # torch's own runner failing is reported, not counted
-            torch_runner, torch_note = None, f"torch's runner fails: {type(exc).__name__}: {str(exc)[:120]}"
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            torch_runner, torch_note = None, f"torch's runner fails: {type(exc).__name__}: {first[:120]}"
         es_ms = median_ms(lambda x=inputs: runner(*x), device, args.repeat)
         torch_ms = None
         if torch_runner is not None and "fails" not in torch_note:
@@ -149,7 +155,7 @@ def check_streams(es: Any, args: argparse.Namespace) -> Row:
     """One runner, two threads, each running on its own stream; every result equal to eager."""
     case = zoo.CASES["custom_op"] if "custom_op" in args.cases else zoo.CASES[args.cases[0]]
     if args.device != "cuda":
-        return Row("two threads, two streams", True, "skipped: needs cuda (dry mode)")
+        return Row("two threads, two streams", True, "needs cuda (dry mode)", skipped=True)
     path = zoo.compile_case(case, "cuda", lite=False, out_dir=args.work_dir)
     runner = es.cpp.AOTIRunner(path, device="cuda")
     inputs = [case.inputs("cuda", 0), tuple(t * 2 for t in case.inputs("cuda", 0))]
@@ -183,7 +189,7 @@ def check_streams(es: Any, args: argparse.Namespace) -> Row:
 
 def check_cpu_input_refused(es: Any, args: argparse.Namespace) -> Row:
     if args.device != "cuda":
-        return Row("CPU input to a CUDA model", True, "skipped: needs cuda (dry mode)")
+        return Row("CPU input to a CUDA model", True, "needs cuda (dry mode)", skipped=True)
     case = zoo.CASES[args.cases[0]]
     runner = es.cpp.AOTIRunner(zoo.compile_case(case, "cuda", lite=False, out_dir=args.work_dir), device="cuda")
     try:
@@ -201,7 +207,7 @@ def print_table(rows: list[Row]) -> None:
     print(f"{'check':<{width}}  {'result':<6}  {'es ms':>8}  {'torch ms':>8}  {'ratio':>6}  detail")
     for r in rows:
         ratio = f"{r.es_ms / r.torch_ms:.2f}" if r.es_ms and r.torch_ms else "-"
-        print(f"{r.check:<{width}}  {'pass' if r.ok else 'FAIL':<6}  {ms(r.es_ms):>8}  {ms(r.torch_ms):>8}  "
+        print(f"{r.check:<{width}}  {r.result:<6}  {ms(r.es_ms):>8}  {ms(r.torch_ms):>8}  "
               f"{ratio:>6}  {r.detail}")
 
 
@@ -240,11 +246,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     got = [Row(what, False, f"{type(exc).__name__}: {str(exc)[:200]}")]
                 rows += got
                 for r in got:
-                    print(f"  {'pass' if r.ok else 'FAIL'} {r.check} ({time.monotonic() - start:.0f} s)", flush=True)
+                    print(f"  {r.result} {r.check} ({time.monotonic() - start:.0f} s)", flush=True)
     print()
     print_table(rows)
     failed = sum(not r.ok for r in rows)
-    print(f"gpu-check: {len(rows) - failed} passed, {failed} failed")
+    skipped = sum(r.skipped for r in rows)
+    if skipped:
+        print(f"({skipped} skipped, not counted)")
+    print(f"gpu-check: {len(rows) - failed - skipped} passed, {failed} failed")
     return 1 if failed else 0
 
 
