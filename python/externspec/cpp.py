@@ -13,9 +13,11 @@ always build from source.
 
 * `ProxyExecutor(spec | path, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
-* `AOTIRunner(package_path, model_name="model")` loads a package made by
-  `torch._inductor.aoti_compile_and_package` (CPU) and runs it with externspec's executor as the
-  proxy executor: `runner(*inputs)` returns what torch's `aoti_load_package(...)(*inputs)` returns.
+* `AOTIRunner(package_path, model_name="model", device="cpu")` loads a package made by
+  `torch._inductor.aoti_compile_and_package` (for the CPU, or for CUDA in a build with CUDA:
+  docs/cuda.md) and runs it with externspec's executor as the proxy executor: `runner(*inputs)`
+  returns what torch's `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)`
+  runs on a given CUDA stream.
 """
 
 from __future__ import annotations
@@ -116,13 +118,14 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
 
 def cuda_build() -> bool:
     """Whether a source build of es.cpp compiles its CUDA path (USE_CUDA): torch is a CUDA build and
-    a CUDA toolkit is found (torch.utils.cpp_extension.CUDA_HOME: $CUDA_HOME, or nvcc on PATH).
-    EXTERNSPEC_CPP_CUDA=0 builds without it."""
+    a CUDA toolkit with its headers is found (torch.utils.cpp_extension.CUDA_HOME: $CUDA_HOME, or
+    where nvcc is). EXTERNSPEC_CPP_CUDA=0 builds without it."""
     from torch.utils import cpp_extension
 
-    if os.environ.get("EXTERNSPEC_CPP_CUDA", "1") == "0":
+    if os.environ.get("EXTERNSPEC_CPP_CUDA", "1") == "0" or torch.version.cuda is None:
         return False
-    return torch.version.cuda is not None and cpp_extension.CUDA_HOME is not None
+    home = cpp_extension.CUDA_HOME
+    return home is not None and (Path(home) / "include" / "cuda_runtime_api.h").is_file()
 
 
 def prebuilt() -> ModuleType | None:
