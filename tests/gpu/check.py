@@ -122,6 +122,8 @@ def check_case(es: Any, case: zoo.Case, mode: str, args: argparse.Namespace) -> 
     device = args.device
     label = f"{case.name}/{mode}"
     path = zoo.compile_case(case, device, lite=mode == "lite", out_dir=args.work_dir)
+    if case.needs_op:
+        zoo.load_op(device, args.work_dir)  # the runner resolves the op at load (a cached package compiled none)
     runner = es.cpp.AOTIRunner(path, device=device)
     module = case.module(device)
     rows = []
@@ -157,6 +159,8 @@ def check_streams(es: Any, args: argparse.Namespace) -> Row:
     if args.device != "cuda":
         return Row("two threads, two streams", True, "needs cuda (dry mode)", skipped=True)
     path = zoo.compile_case(case, "cuda", lite=False, out_dir=args.work_dir)
+    if case.needs_op:
+        zoo.load_op("cuda", args.work_dir)
     runner = es.cpp.AOTIRunner(path, device="cuda")
     inputs = [case.inputs("cuda", 0), tuple(t * 2 for t in case.inputs("cuda", 0))]
     with torch.no_grad():
