@@ -27,8 +27,9 @@ using externspec::ProxyExecutor;
 
 namespace {
 
-// Python exception classes, set by `_register_errors` (externspec.errors).
-py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error;
+// Python exception classes and the problem-record factory, set by `_register_errors` (externspec.errors).
+py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error,
+    problem_record;
 
 at::Tensor tensor_of(py::handle h, const char* what, std::size_t k) {
   if (!THPVariable_Check(h.ptr()))
@@ -309,6 +310,14 @@ void raise_as(const py::object& cls, const char* message) {
   PyErr_SetObject(cls.ptr(), cls(message).ptr());
 }
 
+py::object none_if_empty(const std::string& s) { return s.empty() ? py::object(py::none()) : py::object(py::str(s)); }
+
+// An executor error as its Python class, with the node it is about (ExternSpecError.node).
+void raise_node_error(const py::object& cls, const externspec::NodeError& e) {
+  py::object node = e.node ? py::object(py::int_(*e.node)) : py::object(py::none());
+  PyErr_SetObject(cls.ptr(), cls(e.what(), py::arg("node") = node).ptr());
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -323,7 +332,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 #endif
 
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
-                               py::object unsupported, py::object package, py::object model) {
+                               py::object unsupported, py::object package, py::object model, py::object problem) {
+    problem_record = std::move(problem);
     decode_error = std::move(decode);
     version_error = std::move(version);
     spec_mismatch_error = std::move(mismatch);
@@ -337,17 +347,22 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     try {
       std::rethrow_exception(p);
     } catch (const externspec::DecodeError& e) {
+      // The records cross as records: kind, path, message and key, as the decoder made them.
       py::list errors;
-      for (const auto& [path, message] : e.errors()) errors.append(py::make_tuple(path, message));
-      PyErr_SetObject(decode_error.ptr(), decode_error(errors).ptr());
+      for (const auto& d : e.errors()) errors.append(problem_record(d.kind, d.path, d.message, none_if_empty(d.key)));
+      PyErr_SetObject(decode_error.ptr(), decode_error(errors, py::arg("source") = none_if_empty(e.source()),
+                                                       py::arg("truncated") = e.truncated())
+                                              .ptr());
     } catch (const externspec::VersionError& e) {
-      raise_as(version_error, e.what());
+      PyErr_SetObject(version_error.ptr(), version_error(e.message(), py::arg("path") = e.path(),
+                                                         py::arg("key") = none_if_empty(e.key()))
+                                               .ptr());
     } catch (const externspec::SpecMismatchError& e) {
-      raise_as(spec_mismatch_error, e.what());
+      raise_node_error(spec_mismatch_error, e);
     } catch (const externspec::CallError& e) {
-      raise_as(call_error, e.what());
+      raise_node_error(call_error, e);
     } catch (const externspec::UnsupportedError& e) {
-      raise_as(unsupported_error, e.what());
+      raise_node_error(unsupported_error, e);
     } catch (const externspec::PackageError& e) {
       raise_as(package_error, e.what());
     } catch (const externspec::ModelError& e) {
@@ -375,18 +390,26 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 
   py::class_<AOTIRunner>(m, "AOTIRunner")
       .def(py::init([](const std::string& package_path, const std::string& model_name, const std::string& device,
-                       const py::dict& objects, std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes) {
+                       const py::dict& objects, std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes,
+                       bool require_input_records) {
              externspec::AOTIRunnerOptions options;
              options.model_name = model_name;
              options.device = device;
              options.custom_objects = custom_objects_of(objects);
              options.max_extracted_bytes = max_extracted_bytes;
              options.max_source_bytes = max_source_bytes;
-             py::gil_scoped_release release;
-             return std::make_unique<AOTIRunner>(package_path, std::move(options));
+             options.require_input_records = require_input_records;
+             torch::PyWarningHandler warnings;  // the load's TORCH_WARNs become Python warnings
+             try {
+               py::gil_scoped_release release;
+               return std::make_unique<AOTIRunner>(package_path, std::move(options));
+             } catch (...) {
+               warnings.set_in_exception();
+               throw;
+             }
            }),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
-           py::arg("max_extracted_bytes"), py::arg("max_source_bytes"))
+           py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"))
       .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, 0); })
       .def("run_flat", &run_flat, py::arg("inputs"), py::arg("stream") = 0)
       .def_property_readonly("device", [](const AOTIRunner& r) { return r.device().str(); })
