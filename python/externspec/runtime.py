@@ -108,7 +108,8 @@ class ProxyExecutor:
     `call_function` convention: tensor_args = dynamic tensor inputs, then one slot per output).
 
     Only dispatcher ops are callable, and not those the op policy denies (externspec.op_policy:
-    files, other processes, process-wide state); `allow_ops` names denied ops (`ns::name`,
+    files, other processes, process-wide state, memory outside the call's tensors, kernels that
+    crash on arguments they do not check); `allow_ops` names denied ops (`ns::name`,
     `ns::name.overload` or `ns::*`) this spec may use anyway.
 
     `device` is the runtime device: every `as_device` argument passes it in place of the serialized
