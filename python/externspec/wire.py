@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import builtins
 import enum
 import functools
 import gc
@@ -358,6 +359,28 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int | None = None) -> 
             raise DecodeError([("$", f"document of {size} bytes exceeds the size limit of {limit} bytes")],
                               os.fspath(path))
         return f.read(limit + 1)
+
+
+_JSON_OBJECT_START = re.compile(r"[ \t\n\r]*\{")
+SPEC_FORMS = ("a model object, a path to its JSON file (str or os.PathLike), or its JSON text (a str that starts "
+              "with `{`, or bytes)")
+
+
+def model_or_document(spec: Any, type: type[M]) -> tuple[M | str | bytes, str | None]:
+    """The ways a caller passes a document, told apart: a `type` instance (returned as is), JSON text
+    (a str whose first non-blank character is `{`: a spec is a JSON object, and no sane path starts
+    so; or bytes), or a path (str or os.PathLike, read by `read_bounded`). Returns the model or the
+    document, and the path as the source of error messages. Anything else is a TypeError naming
+    what is accepted."""
+    if isinstance(spec, type):
+        return spec, None
+    if isinstance(spec, (bytes, bytearray, memoryview)):
+        return bytes(spec), None
+    if isinstance(spec, str) and _JSON_OBJECT_START.match(spec):
+        return spec, None
+    if isinstance(spec, (str, os.PathLike)):
+        return read_bounded(spec), os.fspath(spec)
+    raise TypeError(f"expected {SPEC_FORMS.replace('a model object', type.__name__)}, got {builtins.type(spec).__name__}")
 
 
 def dumps(model: BaseModel) -> str:
