@@ -151,6 +151,27 @@ def test_hostile_wrapper_source_is_read_in_linear_time(blob_package: Path, tmp_p
     torch.testing.assert_close(runner(*inputs)[3], MODEL.module(*inputs)[3])
 
 
+def test_a_member_name_that_is_not_utf8_keeps_every_error_class(blob_package: Path, tmp_path: Path) -> None:
+    """A byte that is not UTF-8 in the model's member names (raw in the zip: no UTF-8 flag) reaches
+    Python as `\\xff` in the message; the error keeps its class (it was UnicodeDecodeError from
+    pybind's str conversion, so `except es.CallError` caught nothing: issue 26, item 11)."""
+    marked = _rewrite(blob_package, tmp_path / "marked.pt2",
+                      lambda name, data: (name.replace(".wrapper", "QQQQ.wrapper"), data))
+    raw = marked.read_bytes()
+    assert raw.count(b"QQQQ.wrapper") >= 4  # each name in its local header and in the central directory
+    hostile = tmp_path / "hostile.pt2"
+    hostile.write_bytes(raw.replace(b"QQQQ.wrapper", b"QQQ\xff.wrapper"))
+    with pytest.raises(es.PackageError, match=r"QQQ\\xff\.wrapper\.cpp: \d+ bytes, over the limit of 100 bytes"):
+        es.cpp.AOTIRunner(hostile, max_source_bytes=100)
+    runner = es.cpp.AOTIRunner(hostile)
+    x, _ = MODEL.inputs(4)
+    with pytest.raises(es.CallError, match=r"QQQ\\xff\.wrapper\.so: input 0 has dtype Double"):
+        runner(x.double(), torch.tensor(3))
+    with pytest.raises(es.ModelError, match=r"QQQ\\xff\.wrapper\.so: the model failed: Expected u0 >= 3"):
+        runner(x, torch.tensor(1))
+    torch.testing.assert_close(runner(x, torch.tensor(3))[0], x.sin())
+
+
 def test_the_models_own_check_raises_its_message(runner: es.cpp.AOTIRunner) -> None:
     x, _ = MODEL.inputs(4)
     with pytest.raises(es.ModelError, match=r"the model failed: Expected u0 >= 3 but received 1"):

@@ -4,6 +4,10 @@
 // executor's SpecMismatchError/CallError/UnsupportedError become the Python classes of the same
 // names in externspec.errors (registered by externspec.cpp at import), so callers catch
 // es.ExternSpecError for both executors.
+//
+// C++ text is bytes: a message names package members, paths and the model's own words, none of
+// which need be UTF-8. Every string that crosses into Python goes through `text` (invalid bytes
+// become `\xNN`), so a bad byte never turns an error into UnicodeDecodeError.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -11,6 +15,7 @@
 #include <torch/headeronly/version.h>
 
 #include <chrono>
+#include <string_view>
 #include <stdexcept>
 
 #include <externspec/torch/aoti_runner.h>
@@ -24,6 +29,22 @@ using externspec::CustomObjects;
 using externspec::ProxyExecutor;
 
 namespace {
+
+py::str text(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "backslashreplace");
+  if (o == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+bool is_utf8(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), nullptr);
+  if (o == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  Py_DECREF(o);
+  return true;
+}
 
 // Python exception classes, set by `_register_errors` (externspec.errors).
 py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error;
@@ -303,7 +324,7 @@ py::list run_with_python(AOTIRunner& r, py::object call, py::args args) {
 }
 
 void raise_as(const py::object& cls, const char* message) {
-  PyErr_SetObject(cls.ptr(), cls(message).ptr());
+  PyErr_SetObject(cls.ptr(), cls(text(message)).ptr());
 }
 
 }  // namespace
@@ -329,7 +350,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       std::rethrow_exception(p);
     } catch (const externspec::DecodeError& e) {
       py::list errors;
-      for (const auto& [path, message] : e.errors()) errors.append(py::make_tuple(path, message));
+      for (const auto& [path, message] : e.errors()) errors.append(py::make_tuple(text(path), text(message)));
       PyErr_SetObject(decode_error.ptr(), decode_error(errors).ptr());
     } catch (const externspec::VersionError& e) {
       raise_as(version_error, e.what());
@@ -343,6 +364,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       raise_as(package_error, e.what());
     } catch (const externspec::ModelError& e) {
       raise_as(model_error, e.what());
+    } catch (const std::invalid_argument& e) {
+      // Any other exception (torch's c10::Error included) keeps pybind's translation unless its
+      // message is not UTF-8, which pybind would turn into UnicodeDecodeError.
+      if (is_utf8(e.what())) throw;
+      raise_as(py::reinterpret_borrow<py::object>(PyExc_ValueError), e.what());
+    } catch (const std::exception& e) {
+      if (is_utf8(e.what())) throw;
+      raise_as(py::reinterpret_borrow<py::object>(PyExc_RuntimeError), e.what());
     }
   });
 
@@ -379,9 +408,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def("run_with_python", &run_with_python, py::arg("call_function"))
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
-      .def_property_readonly("in_spec", &AOTIRunner::in_spec)
-      .def_property_readonly("out_spec", &AOTIRunner::out_spec)
-      .def_property_readonly("metadata", &AOTIRunner::metadata);
+      .def_property_readonly("in_spec", [](const AOTIRunner& r) { return text(r.in_spec()); })
+      .def_property_readonly("out_spec", [](const AOTIRunner& r) { return text(r.out_spec()); })
+      .def_property_readonly("metadata", [](const AOTIRunner& r) { return text(r.metadata()); });
 
   py::class_<FloorRunner>(m, "FloorRunner")
       .def(py::init<AOTIRunner&>(), py::arg("runner"), py::keep_alive<1, 2>())
