@@ -90,7 +90,8 @@ def _nesting_verdicts(harness: Harness, limit: int, tmp_path: Path) -> None:
             python_accepts = False
         assert (got.kind == "OK", python_accepts) == (accepted, accepted), f"{harness.build} {name}: {got}"
         if not accepted:
-            assert (got.path, got.message) == ("$", f"nesting deeper than {limit} levels"), f"{harness.build} {name}"
+            assert got.path == "$" and got.message.startswith(f"$: nesting deeper than {limit} levels"), \
+                f"{harness.build} {name}: {got}"
 
 
 @pytest.mark.slow
