@@ -68,6 +68,12 @@ def _thrift_empty_structs(protocol: str, size: int) -> bytes:
     return bytes([15]) + (10).to_bytes(2, "big") + bytes([12]) + n.to_bytes(4, "big") + b"\0" * n + b"\0"
 
 
+def _unterminated_calls() -> bytes:
+    """Wrapper source of proxy-executor calls that never close (a search over the whole text took
+    53 s for 0.68 MB)."""
+    return b"aoti_torch_proxy_executor_call_function(proxy_executor, 1, 1, std::array<int64_t, 1>{" * 7_900
+
+
 def _inflating_package(source_bytes: int) -> bytes:
     """An AOTInductor package (as `aoti.read_package` reads it) whose wrapper.cpp inflates from
     ~1/1000 of its size: blanks, deflated."""
@@ -114,6 +120,8 @@ CASES = (
          "thrift_codec.loads(data, es.ExternKernelNodes, 'binary')"),
     Case("20k flooding map keys", lambda: node_with_metadata(flooding_keys(20_000)), "cpp:Node"),
     Case("20k benign map keys", lambda: node_with_metadata(benign_keys(20_000)), "cpp:Node"),
+    Case("0.68 MB of unterminated wrapper calls", _unterminated_calls,
+         "from externspec import aoti; aoti.parse_wrapper_calls(data.decode())"),
     Case("package: 512 MiB wrapper.cpp (deflated)", lambda: _inflating_package(512 << 20),
          "from externspec import aoti; aoti.read_package(sys.argv[1])"),
 )

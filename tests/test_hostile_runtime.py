@@ -222,10 +222,10 @@ def test_every_way_to_pass_a_spec(executor: Executor, tmp_path: Any) -> None:
     path = tmp_path / "spec.json"
     path.write_text(text, encoding="utf-8")
     (tmp_path / "{").write_text("not a spec", encoding="utf-8")
-    for given in (spec_of(doc), str(path), path, text, "\n  " + text, text.encode(), bytearray(text.encode())):
+    for spec in (spec_of(doc), str(path), path, text, "\n  " + text, text.encode(), bytearray(text.encode())):
         slots = list(site.tensor_args)
-        executor(given).call_function(0, list(site.int_args), slots)
-        assert torch.equal(slots[2], X + Y), type(given)
+        executor(spec).call_function(0, list(site.int_args), slots)
+        assert torch.equal(slots[2], X + Y), type(spec)
     with pytest.raises(es.DecodeError, match=r"^\$\.nodes\[0\]: missing required field `name`"):
         executor('{"nodes": [{"node": {}}]}')
     with pytest.raises(es.DecodeError, match=rf"^{path}: "):

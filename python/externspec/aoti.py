@@ -108,7 +108,8 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
-            json_infos = [i for i in infos if i.filename.endswith(".wrapper.json") and "/data/aotinductor/" in i.filename]
+            json_infos = [i for i in infos
+                          if i.filename.endswith(".wrapper.json") and "/data/aotinductor/" in i.filename]
             if len(json_infos) != 1:
                 raise PackageError(f"{label}: expected one */data/aotinductor/*/*.wrapper.json, found "
                                    f"{[i.filename for i in json_infos]}")

@@ -10,8 +10,9 @@
   (`externspec.upgrade`) and is then validated like any other; the fast path never pays for it.
 * Hostile input is bounded before it costs anything (SECURITY.md): a document larger than
   `MAX_JSON_BYTES` is a `DecodeError` before parsing (`load` checks the file size before reading);
-  a value inside more than `MAX_JSON_DEPTH` containers (the top-level value is inside none; a scalar
-  counts as an empty container does) is a `DecodeError` from the parser itself, never a RecursionError. Both are per-call keywords
+  a value inside more than `MAX_JSON_DEPTH` containers (the top-level value is inside none; a
+  scalar counts as an empty container does) is a `DecodeError` from the parser itself, never a
+  RecursionError. Both are per-call keywords
   (`max_bytes`, `max_depth`) and process defaults (assign `externspec.wire.MAX_JSON_BYTES`).
   200 is pydantic-core's own recursion limit, so `max_depth` can only go lower; a lower limit is
   checked by a pre-scan of the brackets that only calls which ask for it pay.
@@ -384,7 +385,8 @@ def model_or_document(spec: Any, type: type[M]) -> tuple[M | str | bytes, str | 
         return spec, None
     if isinstance(spec, (str, os.PathLike)):
         return read_bounded(spec), os.fspath(spec)
-    raise TypeError(f"expected {SPEC_FORMS.replace('a model object', type.__name__)}, got {builtins.type(spec).__name__}")
+    forms = SPEC_FORMS.replace("a model object", type.__name__)
+    raise TypeError(f"expected {forms}, got {builtins.type(spec).__name__}")
 
 
 def dumps(model: BaseModel) -> str:

@@ -62,7 +62,8 @@ def git_show(rev: str, path: Path) -> tuple[str, str]:
     if top.returncode != 0:
         raise ValueError(f"{path}: not inside a git repository ({top.stderr.strip()})")
     rel = path.relative_to(Path(top.stdout.strip()).resolve()).as_posix()
-    shown = subprocess.run(["git", "-C", top.stdout.strip(), "show", "--end-of-options", f"{rev}:{rel}"], capture_output=True, text=True)
+    shown = subprocess.run(["git", "-C", top.stdout.strip(), "show", "--end-of-options", f"{rev}:{rel}"],
+                           capture_output=True, text=True)
     if shown.returncode != 0:
         raise ValueError(f"cannot read {rel} at revision {rev!r}: {shown.stderr.strip()}")
     return shown.stdout, f"{rev}:{rel}"
