@@ -180,7 +180,6 @@ def decode_error(model: type[BaseModel], exc: ValidationError, source: str | Non
 _ESCAPE = re.compile(rb"\\.", re.S)
 _STRING = re.compile(rb'"[^"]*"')
 _INNERMOST_PAIR = re.compile(rb"\[\]|\{\}")
-_WHITESPACE = re.compile(rb"[ \t\n\r]+")
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 
 
@@ -217,7 +216,7 @@ def _nesting_exceeds(data: bytes | bytearray, max_depth: int) -> bool:
     container into a placeholder scalar (a leaf either way), keep only brackets, so every pair left
     holds a value; then peel innermost pairs one level per pass. Brackets that do not pair up stop
     the peeling: the parser reports that document's syntax error."""
-    text = _WHITESPACE.sub(b"", _STRING.sub(b"0", _ESCAPE.sub(b"", data)))
+    text = _STRING.sub(b"0", _ESCAPE.sub(b"", data)).translate(None, b" \t\n\r")
     brackets = _INNERMOST_PAIR.sub(b"0", text).translate(None, _NOT_BRACKETS)
     for _ in range(max_depth):
         if not brackets:
