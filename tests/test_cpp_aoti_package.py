@@ -157,14 +157,21 @@ def test_a_member_name_that_is_not_utf8_keeps_every_error_class(blob_package: Pa
     """A byte that is not UTF-8 in the model's member names (raw in the zip: no UTF-8 flag) reaches
     Python as `\\xff` in the message; the error keeps its class (it was UnicodeDecodeError from
     pybind's str conversion, so `except es.CallError` caught nothing: issue 26, item 11)."""
-    marked = _rewrite(blob_package, tmp_path / "marked.pt2",
-                      lambda name, data: (name.replace(".wrapper", "QQQQ.wrapper"), data))
-    raw = marked.read_bytes()
-    assert raw.count(b"QQQQ.wrapper") >= 4  # each name in its local header and in the central directory
-    hostile = tmp_path / "hostile.pt2"
-    hostile.write_bytes(raw.replace(b"QQQQ.wrapper", b"QQQ\xff.wrapper"))
+    def with_raw_ff(name: str, drop_source: bool = False) -> Path:
+        marked = _rewrite(blob_package, tmp_path / f"marked-{name}",
+                          lambda member, data: None if drop_source and member.endswith(".wrapper.cpp")
+                          else (member.replace(".wrapper", "QQQQ.wrapper"), data))
+        raw = marked.read_bytes()
+        assert raw.count(b"QQQQ.wrapper") >= 4  # each name in its local header and in the central directory
+        (tmp_path / name).write_bytes(raw.replace(b"QQQQ.wrapper", b"QQQ\xff.wrapper"))
+        return tmp_path / name
+
+    hostile = with_raw_ff("hostile.pt2")
     with pytest.raises(es.PackageError, match=r"QQQ\\xff\.wrapper\.cpp: \d+ bytes, over the limit of 100 bytes"):
         es.cpp.AOTIRunner(hostile, max_source_bytes=100)
+    # The load's warnings too (torch's warning handler decoded them strictly).
+    with pytest.warns(UserWarning, match=r"QQQ\\xff\.wrapper\.so: .*records no dtype or shape"):
+        es.cpp.AOTIRunner(with_raw_ff("nosource.pt2", drop_source=True))
     runner = es.cpp.AOTIRunner(hostile)
     x, _ = MODEL.inputs(4)
     with pytest.raises(es.CallError, match=r"QQQ\\xff\.wrapper\.so: input 0 has dtype Double"):

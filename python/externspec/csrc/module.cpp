@@ -15,6 +15,7 @@
 #include <torch/headeronly/version.h>
 
 #include <chrono>
+#include <variant>
 #include <string_view>
 #include <stdexcept>
 
@@ -323,6 +324,35 @@ py::list run_with_python(AOTIRunner& r, py::object call, py::args args) {
   return wrap(std::move(out));
 }
 
+// Collects the TORCH_WARNs of a load made without the GIL and issues them as Python warnings once
+// it is held again, their text through `text`: torch::PyWarningHandler decodes a message strictly,
+// so a member name that is not UTF-8 turned the warning into UnicodeDecodeError.
+class LoadWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& warning) override {
+    warnings_.emplace_back(std::holds_alternative<c10::DeprecationWarning>(warning.type()), warning.msg());
+  }
+  // Raises the Python error when a warning filter turns one into an exception.
+  void issue() {
+    auto warn = py::module_::import("warnings").attr("warn");
+    auto pending = std::move(warnings_);
+    warnings_.clear();
+    for (const auto& [deprecation, message] : pending)  // error_already_set when a filter raises
+      warn(text(message), py::handle(deprecation ? PyExc_DeprecationWarning : PyExc_UserWarning), 2);
+  }
+  // On the way out of a failed load: the load's own error wins over a warning made an exception.
+  void issue_before_error() noexcept {
+    try {
+      issue();
+    } catch (...) {
+      PyErr_Clear();
+    }
+  }
+
+ private:
+  std::vector<std::pair<bool, std::string>> warnings_;
+};
+
 void raise_as(const py::object& cls, const char* message) {
   PyErr_SetObject(cls.ptr(), cls(text(message)).ptr());
 }
@@ -400,14 +430,18 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
              options.max_extracted_bytes = max_extracted_bytes;
              options.max_source_bytes = max_source_bytes;
              options.require_input_records = require_input_records;
-             torch::PyWarningHandler warnings;  // the load's TORCH_WARNs become Python warnings
+             LoadWarnings warnings;  // the load's TORCH_WARNs become Python warnings
+             std::unique_ptr<AOTIRunner> runner;
              try {
+               c10::WarningUtils::WarningHandlerGuard guard(&warnings);
                py::gil_scoped_release release;
-               return std::make_unique<AOTIRunner>(package_path, std::move(options));
+               runner = std::make_unique<AOTIRunner>(package_path, std::move(options));
              } catch (...) {
-               warnings.set_in_exception();
+               warnings.issue_before_error();
                throw;
              }
+             warnings.issue();
+             return runner;
            }),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
            py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"))
