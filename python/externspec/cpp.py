@@ -48,6 +48,7 @@ from .errors import (
     SpecMismatchError,
     UnsupportedError,
     VersionError,
+    problem,
 )
 from .wire import dumps, model_or_document
 
@@ -131,7 +132,7 @@ def extension() -> ModuleType:
             if module is None:
                 module = build(flags, ldflags)
             module._register_errors(DecodeError, VersionError, SpecMismatchError, CallError, UnsupportedError,
-                                    PackageError, ModelError)
+                                    PackageError, ModelError, problem)
             _module = module
         return _module
 
@@ -143,7 +144,7 @@ def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tupl
 
 
 def _with_source(exc: DecodeError, source: str | None) -> DecodeError:
-    return DecodeError(exc.errors(), source=source) if source else exc
+    return DecodeError(exc.errors(), source=source, truncated=exc.truncated) if source else exc
 
 
 class ProxyExecutor:
@@ -162,7 +163,7 @@ class ProxyExecutor:
         except DecodeError as exc:
             raise _with_source(exc, source) from None
         except VersionError as exc:
-            raise (VersionError(f"{source}: {exc}") if source else exc) from None
+            raise exc.with_source(source) from None
 
     def __len__(self) -> int:
         return len(self._impl)

@@ -120,7 +120,7 @@ class ProxyExecutor:
         _check_unique_names(spec)
         cache = _Facts()
         torch_written = spec.schema_version is None
-        self.plans = [_plan(i, n, cache, torch_written, allowed) for i, n in enumerate(spec.nodes)]
+        self.plans = [_plan_node(i, n, cache, torch_written, allowed) for i, n in enumerate(spec.nodes)]
 
     def __len__(self) -> int:
         return len(self.plans)
@@ -210,7 +210,7 @@ def _check_unique_names(spec: ExternKernelNodes) -> None:
     for i, node in enumerate(spec.nodes):
         if node.name in seen:
             raise SpecMismatchError(f"nodes {seen[node.name]} and {i} are both named `{node.name}`; node names must be "
-                                    "unique")
+                                    "unique", node=i)
         seen[node.name] = i
 
 
@@ -351,6 +351,16 @@ class _Facts:
             except RuntimeError as exc:
                 raise SpecMismatchError(f"{label}: metadata `{OP_SCHEMA_KEY}` is not an op schema: {exc}") from None
         return facts
+
+
+def _plan_node(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
+               allowed: tuple[str, ...]) -> CallPlan:
+    """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
+    try:
+        return _plan(index, node, cache, torch_written, allowed)
+    except ExternSpecError as exc:
+        exc.node = index
+        raise
 
 
 def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,

@@ -242,9 +242,7 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   try {
     executor_ = std::make_unique<ProxyExecutor>(spec, std::move(options.custom_objects));
   } catch (const DecodeError& e) {
-    std::vector<std::pair<std::string, std::string>> errors = e.errors();
-    if (!errors.empty()) errors.front().first = package.label(*members.spec) + ": " + errors.front().first;
-    throw DecodeError(std::move(errors));
+    throw DecodeError(e.errors(), e.truncated(), package.label(*members.spec));
   }
   std::string key;
   if (members.metadata) {

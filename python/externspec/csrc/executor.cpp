@@ -708,14 +708,23 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
   std::unordered_map<std::string_view, std::size_t> seen;
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     auto [it, fresh] = seen.emplace(spec.nodes[i].name, i);
-    if (!fresh)
-      throw SpecMismatchError("nodes " + std::to_string(it->second) + " and " + std::to_string(i) + " are both named `" +
-                              spec.nodes[i].name + "`; node names must be unique");
+    if (!fresh) {
+      SpecMismatchError e("nodes " + std::to_string(it->second) + " and " + std::to_string(i) + " are both named `" +
+                          spec.nodes[i].name + "`; node names must be unique");
+      e.node = i;
+      throw e;
+    }
   }
   plans_.reserve(spec.nodes.size());
   bool torch_written = !spec.schema_version.has_value();
-  for (std::size_t i = 0; i < spec.nodes.size(); ++i)
-    plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written, allow_ops));
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    try {
+      plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written, allow_ops));
+    } catch (NodeError& e) {  // the errors of planning node i are about node i
+      e.node = i;
+      throw;
+    }
+  }
 }
 
 void ProxyExecutor::check_lengths(const NodePlan& plan, std::int64_t num_ints, std::int64_t num_tensors) {

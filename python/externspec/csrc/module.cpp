@@ -47,8 +47,9 @@ bool is_utf8(std::string_view s) {
   return true;
 }
 
-// Python exception classes, set by `_register_errors` (externspec.errors).
-py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error;
+// Python exception classes and the problem-record factory, set by `_register_errors` (externspec.errors).
+py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error,
+    problem_record;
 
 at::Tensor tensor_of(py::handle h, const char* what, std::size_t k) {
   if (!THPVariable_Check(h.ptr()))
@@ -357,6 +358,14 @@ void raise_as(const py::object& cls, const char* message) {
   PyErr_SetObject(cls.ptr(), cls(text(message)).ptr());
 }
 
+py::object none_if_empty(const std::string& s) { return s.empty() ? py::object(py::none()) : py::object(text(s)); }
+
+// An executor error as its Python class, with the node it is about (ExternSpecError.node).
+void raise_node_error(const py::object& cls, const externspec::NodeError& e) {
+  py::object node = e.node ? py::object(py::int_(*e.node)) : py::object(py::none());
+  PyErr_SetObject(cls.ptr(), cls(text(e.what()), py::arg("node") = node).ptr());
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -365,7 +374,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.attr("torch_version") = TORCH_VERSION;
 
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
-                               py::object unsupported, py::object package, py::object model) {
+                               py::object unsupported, py::object package, py::object model, py::object problem) {
+    problem_record = std::move(problem);
     decode_error = std::move(decode);
     version_error = std::move(version);
     spec_mismatch_error = std::move(mismatch);
@@ -379,17 +389,23 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     try {
       std::rethrow_exception(p);
     } catch (const externspec::DecodeError& e) {
+      // The records cross as records: kind, path, message and key, as the decoder made them.
       py::list errors;
-      for (const auto& [path, message] : e.errors()) errors.append(py::make_tuple(text(path), text(message)));
-      PyErr_SetObject(decode_error.ptr(), decode_error(errors).ptr());
+      for (const auto& d : e.errors())
+        errors.append(problem_record(d.kind, text(d.path), text(d.message), none_if_empty(d.key)));
+      PyErr_SetObject(decode_error.ptr(), decode_error(errors, py::arg("source") = none_if_empty(e.source()),
+                                                       py::arg("truncated") = e.truncated())
+                                              .ptr());
     } catch (const externspec::VersionError& e) {
-      raise_as(version_error, e.what());
+      PyErr_SetObject(version_error.ptr(), version_error(text(e.message()), py::arg("path") = text(e.path()),
+                                                         py::arg("key") = none_if_empty(e.key()))
+                                               .ptr());
     } catch (const externspec::SpecMismatchError& e) {
-      raise_as(spec_mismatch_error, e.what());
+      raise_node_error(spec_mismatch_error, e);
     } catch (const externspec::CallError& e) {
-      raise_as(call_error, e.what());
+      raise_node_error(call_error, e);
     } catch (const externspec::UnsupportedError& e) {
-      raise_as(unsupported_error, e.what());
+      raise_node_error(unsupported_error, e);
     } catch (const externspec::PackageError& e) {
       raise_as(package_error, e.what());
     } catch (const externspec::ModelError& e) {
