@@ -23,6 +23,8 @@
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
+#include "enums.h"
+
 namespace py = pybind11;
 using externspec::AOTIRunner;
 using externspec::CallError;
@@ -165,12 +167,13 @@ py::list wrap(std::vector<at::Tensor> ts) {
   return out;
 }
 
-py::list run_flat(AOTIRunner& r, py::handle inputs) {
+// `stream`: a cudaStream_t as an integer (torch.cuda.Stream.cuda_stream), 0 for the current stream.
+py::list run_flat(AOTIRunner& r, py::handle inputs, std::uintptr_t stream) {
   auto tensors = tensors_of(inputs);
   std::vector<at::Tensor> out;
   {
     py::gil_scoped_release release;
-    out = r.run(tensors);
+    out = r.run(tensors, reinterpret_cast<void*>(stream));
   }
   return wrap(std::move(out));
 }
@@ -372,6 +375,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "externspec's C++ proxy executor and AOTInductor runner";
   // The torch this was compiled against: es.cpp refuses a prebuilt binding under another release.
   m.attr("torch_version") = TORCH_VERSION;
+  // Whether the CUDA path (AOTIRunner on "cuda" devices, streams) was compiled in.
+#ifdef USE_CUDA
+  m.attr("with_cuda") = true;
+#else
+  m.attr("with_cuda") = false;
+#endif
 
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
                                py::object unsupported, py::object package, py::object model, py::object problem) {
@@ -422,12 +431,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   });
 
   py::class_<ProxyExecutor>(m, "ProxyExecutor")
-      .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops) {
+      .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops,
+                       const std::optional<std::string>& device) {
              auto objs = custom_objects_of(objects);
+             std::optional<c10::Device> runtime;
+             if (device) runtime = externspec::parse_device(*device);
              py::gil_scoped_release release;
-             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops));
+             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops), runtime);
            }),
-           py::arg("json"), py::arg("custom_objects") = py::dict(), py::arg("allow_ops") = std::vector<std::string>{})
+           py::arg("json"), py::arg("custom_objects") = py::dict(), py::arg("allow_ops") = std::vector<std::string>{},
+           py::arg("device") = py::none())
       .def("__len__", &ProxyExecutor::size)
       .def("call_function", &call_function, py::arg("index"), py::arg("int_args"), py::arg("tensor_args"))
       .def("num_slots", [](const ProxyExecutor& ex, std::size_t index) {
@@ -461,8 +474,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
            }),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
            py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"))
-      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args); })
-      .def("run_flat", &run_flat, py::arg("inputs"))
+      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, 0); })
+      .def("run_flat", &run_flat, py::arg("inputs"), py::arg("stream") = 0)
+      .def_property_readonly("device", [](const AOTIRunner& r) { return r.device().str(); })
       .def("run_with_python", &run_with_python, py::arg("call_function"))
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
