@@ -13,6 +13,8 @@ import contextlib
 import io
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -181,3 +183,19 @@ def test_cpp_decode_errors_cross_the_binding_as_records(tmp_path: Path) -> None:
         assert info.value.source == str(spec)
     assert errors["python"] == errors["cpp"]
     assert [(e["kind"], e["path"], e["key"]) for e in errors["cpp"]] == [("unknown_key", "$.nodes[0].node", "extra")]
+
+
+@pytest.mark.slow
+def test_a_process_that_raised_through_the_binding_exits_cleanly(tmp_path: Path) -> None:
+    """The binding keeps the error classes and the record factory for the life of the process: held
+    in static py::objects, they were released by the C++ exit handlers after Python finalized, and
+    the process aborted at exit (`PyThreadState_Get ... finalizing`, status 134)."""
+    spec = tmp_path / "bad.json"
+    spec.write_text('{"nodes": [1]}')
+    code = ("import externspec as es\n"
+            "try:\n"
+            f"    es.cpp.ProxyExecutor({str(spec)!r})\n"
+            "except es.DecodeError as e:\n"
+            "    print(e.errors()[0]['kind'])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert (proc.returncode, proc.stdout) == (0, "type\n"), proc.stderr[-2000:]
