@@ -50,7 +50,10 @@ bool is_utf8(std::string_view s) {
 }
 
 // Python exception classes and the problem-record factory, set by `_register_errors` (externspec.errors).
-py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error,
+// Handles that own a reference never given back: a static py::object would drop its reference in
+// the C++ exit handlers, after Python has finalized (a function object freed there aborted the
+// process: "PyThreadState_Get ... finalizing").
+py::handle decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error,
     problem_record;
 
 at::Tensor tensor_of(py::handle h, const char* what, std::size_t k) {
@@ -357,14 +360,14 @@ class LoadWarnings : public c10::WarningHandler {
   std::vector<std::pair<bool, std::string>> warnings_;
 };
 
-void raise_as(const py::object& cls, const char* message) {
+void raise_as(py::handle cls, const char* message) {
   PyErr_SetObject(cls.ptr(), cls(text(message)).ptr());
 }
 
 py::object none_if_empty(const std::string& s) { return s.empty() ? py::object(py::none()) : py::object(text(s)); }
 
 // An executor error as its Python class, with the node it is about (ExternSpecError.node).
-void raise_node_error(const py::object& cls, const externspec::NodeError& e) {
+void raise_node_error(py::handle cls, const externspec::NodeError& e) {
   py::object node = e.node ? py::object(py::int_(*e.node)) : py::object(py::none());
   PyErr_SetObject(cls.ptr(), cls(text(e.what()), py::arg("node") = node).ptr());
 }
@@ -384,14 +387,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
                                py::object unsupported, py::object package, py::object model, py::object problem) {
-    problem_record = std::move(problem);
-    decode_error = std::move(decode);
-    version_error = std::move(version);
-    spec_mismatch_error = std::move(mismatch);
-    call_error = std::move(call);
-    unsupported_error = std::move(unsupported);
-    package_error = std::move(package);
-    model_error = std::move(model);
+    problem_record = problem.release();
+    decode_error = decode.release();
+    version_error = version.release();
+    spec_mismatch_error = mismatch.release();
+    call_error = call.release();
+    unsupported_error = unsupported.release();
+    package_error = package.release();
+    model_error = model.release();
   });
   py::register_exception_translator([](std::exception_ptr p) {
     if (!p || !decode_error) return;
