@@ -11,11 +11,13 @@ compiler. `<cache>` is `$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source check
 `~/.cache/externspec`. `EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's)
 always build from source.
 
-* `ProxyExecutor(spec | path, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
+* `ProxyExecutor(spec | path | JSON text, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
-* `AOTIRunner(package_path, model_name="model")` loads a package made by
-  `torch._inductor.aoti_compile_and_package` (CPU) and runs it with externspec's executor as the
-  proxy executor: `runner(*inputs)` returns what torch's `aoti_load_package(...)(*inputs)` returns.
+* `AOTIRunner(package_path, model_name="model", device="cpu")` loads a package made by
+  `torch._inductor.aoti_compile_and_package` (for the CPU, or for CUDA in a build with CUDA:
+  docs/cuda.md) and runs it with externspec's executor as the proxy executor: `runner(*inputs)`
+  returns what torch's `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)`
+  runs on a given CUDA stream.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from .errors import (
     VersionError,
     problem,
 )
-from .wire import dumps, read_bounded
+from .wire import dumps, model_or_document
 
 _HERE = Path(__file__).resolve().parent
 CSRC = _HERE / "csrc"
@@ -66,8 +68,9 @@ def cuda_flags() -> tuple[list[str], list[str], list[str]]:
     """(cflags, include paths, ldflags) of the runner's CUDA path, as CMakeLists.txt compiles it: with
     a CUDA build of torch and a CUDA toolkit's headers (`$CUDA_HOME`, else /usr/local/cuda; the pip
     packages torch depends on lack `crt/`, which `cuda_runtime.h` includes), else nothing (the
-    CPU-only runtime, which refuses device "cuda")."""
-    if torch.version.cuda is None:
+    CPU-only runtime, which refuses device "cuda"). EXTERNSPEC_CPP_CUDA=0 builds without it. No CUDA
+    source is compiled, so torch's CUDA arch list (which needs a visible GPU) is never asked for."""
+    if os.environ.get("EXTERNSPEC_CPP_CUDA", "1") == "0" or torch.version.cuda is None:
         return [], [], []
     home = Path(os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda")
     include = home / "include"
@@ -160,13 +163,10 @@ def extension() -> ModuleType:
         return _module
 
 
-def _spec_json(spec: ExternKernelNodes | str | os.PathLike[str]) -> tuple[str | bytes, str | None]:
-    if isinstance(spec, ExternKernelNodes):
-        return dumps(spec), None
-    if isinstance(spec, (str, os.PathLike)):
-        # The size limit applies before reading; the C++ decoder checks the UTF-8 itself.
-        return read_bounded(spec), os.fspath(spec)
-    raise TypeError(f"expected ExternKernelNodes or a file path, got {type(spec).__name__}")
+def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tuple[str | bytes, str | None]:
+    # The size limit applies before reading a file; the C++ decoder checks the UTF-8 itself.
+    given, source = model_or_document(spec, ExternKernelNodes)
+    return (dumps(given) if isinstance(given, ExternKernelNodes) else given), source
 
 
 def _with_source(exc: DecodeError, source: str | None) -> DecodeError:
@@ -178,14 +178,19 @@ class ProxyExecutor:
 
     `custom_objects` maps the names a spec's `as_custom_obj` arguments use to torchbind objects
     (`torch.ScriptObject`); every name a node uses must be given at load. `allow_ops` as for
-    `es.ProxyExecutor`: denied ops this spec may use anyway."""
+    `es.ProxyExecutor`: denied ops this spec may use anyway. `device` as for `es.ProxyExecutor`:
+    the runtime device every `as_device` argument passes (None: the serialized one)."""
 
-    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str],
-                 custom_objects: dict[str, Any] | None = None, allow_ops: Iterable[str] = ()):
+    def __init__(self, spec: ExternKernelNodes | str | bytes | os.PathLike[str],
+                 custom_objects: dict[str, Any] | None = None, allow_ops: Iterable[str] = (), *,
+                 device: torch.device | str | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
+        if device is not None and not isinstance(device, (str, torch.device)):
+            raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
         text, source = _spec_json(spec)
         try:
-            self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}), list(allowed))
+            self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}), list(allowed),
+                                                   None if device is None else str(device))
         except DecodeError as exc:
             raise _with_source(exc, source) from None
         except VersionError as exc:
@@ -212,7 +217,10 @@ class AOTIRunner:
     layout, data behind every element) and raises `CallError` naming the input; the model's own
     failure raises `ModelError` with its message (or ATen's, for a call of its own that failed); a
     bad package raises `PackageError`. A package that records no dtype or shape for an input (no
-    `*.wrapper.cpp`) loads with a warning, or is refused with `require_input_records=True`."""
+    `*.wrapper.cpp`) loads with a warning, or is refused with `require_input_records=True`.
+
+    `device` is "cpu", or "cuda" / "cuda:N" for a package compiled for CUDA in a build of es.cpp
+    with CUDA (docs/cuda.md); a build without CUDA raises `UnsupportedError` for it."""
 
     def __init__(self, package_path: str | os.PathLike[str], *, model_name: str = "model",
                  custom_objects: dict[str, Any] | None = None, device: str = "cpu",
@@ -227,6 +235,11 @@ class AOTIRunner:
     def num_inputs(self) -> int:
         return int(self._impl.num_inputs)
 
+    @property
+    def device(self) -> torch.device:
+        """The device the model runs on (a CUDA device with its index)."""
+        return torch.device(self._impl.device)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Flatten the inputs as the compiled model's call spec says, run, unflatten the outputs
         (what torch's `aoti_load_package` runner returns)."""
@@ -234,9 +247,26 @@ class AOTIRunner:
         tensors = [x for x in flat if isinstance(x, torch.Tensor)]
         return pytree.tree_unflatten(self._impl.run_flat(tensors), self._out_spec)
 
-    def run_flat(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """The flat call: input tensors in, output tensors out (no pytree)."""
-        return self._impl.run_flat(inputs)
+    def run(self, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
+        """`runner(*args, **kwargs)` on a given CUDA stream (a `torch.cuda.Stream` of the runner's
+        device; None: the device's current stream): the model's kernels and its extern calls run on
+        it, and the outputs are ready once that stream reaches this point."""
+        flat = pytree.tree_flatten((args, reorder_kwargs(kwargs, self._in_spec)))[0]
+        tensors = [x for x in flat if isinstance(x, torch.Tensor)]
+        return pytree.tree_unflatten(self.run_flat(tensors, stream=stream), self._out_spec)
+
+    def run_flat(self, inputs: Sequence[torch.Tensor], *, stream: Any = None) -> list[torch.Tensor]:
+        """The flat call: input tensors in, output tensors out (no pytree); `stream` as for `run`."""
+        return self._impl.run_flat(inputs, self._stream_handle(stream))
+
+    def _stream_handle(self, stream: Any) -> int:
+        if stream is None:
+            return 0
+        if not isinstance(stream, torch.cuda.Stream):
+            raise TypeError(f"stream must be a torch.cuda.Stream, got {type(stream).__name__}")
+        if stream.device != self.device:
+            raise CallError(f"the stream is on {stream.device}, the model runs on {self.device}")
+        return int(stream.cuda_stream)
 
     def run_flat_with(self, call_function: Any, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """`run_flat` with a Python proxy executor: the compiled wrapper calls

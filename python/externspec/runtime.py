@@ -38,7 +38,7 @@ from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes
 from .abi import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, accepts, arg_type, same_argument, slot_kind
 from .arg_writer import ArgWriter, Slots
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
-from .wire import load
+from .wire import loads, model_or_document
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -107,21 +107,28 @@ class ProxyExecutor:
     """Loads an extern-kernel spec and runs node `index` from the flat arrays (AOTInductor's
     `call_function` convention: tensor_args = dynamic tensor inputs, then one slot per output).
 
+    `spec` is an ExternKernelNodes, a path to its JSON file, or its JSON text (`wire.SPEC_FORMS`).
     Only dispatcher ops are callable, and not those the op policy denies (externspec.op_policy:
-    files, other processes, process-wide state); `allow_ops` names denied ops (`ns::name`,
-    `ns::name.overload` or `ns::*`) this spec may use anyway."""
+    files, other processes, process-wide state, memory outside the call's tensors, kernels that
+    crash on arguments they do not check); `allow_ops` names denied ops (`ns::name`,
+    `ns::name.overload` or `ns::*`) this spec may use anyway.
 
-    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str], allow_ops: Iterable[str] = ()):
+    `device` is the runtime device: every `as_device` argument passes it in place of the serialized
+    device, as torch's proxy executor passes its runner's device (docs/torch-compat.md, "The runtime
+    device"); None passes the serialized device."""
+
+    def __init__(self, spec: ExternKernelNodes | str | bytes | os.PathLike[str], allow_ops: Iterable[str] = (), *,
+                 device: torch.device | str | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
-        if isinstance(spec, (str, os.PathLike)):
-            spec = load(spec, ExternKernelNodes)
-        if not isinstance(spec, ExternKernelNodes):
-            raise TypeError(f"expected ExternKernelNodes or a file path, got {type(spec).__name__}")
+        self.device = None if device is None else torch_types.parse_device(device)
+        given, source = model_or_document(spec, ExternKernelNodes)
+        spec = given if isinstance(given, ExternKernelNodes) else loads(given, ExternKernelNodes, source=source)
         self.spec = spec
         _check_unique_names(spec)
         cache = _Facts()
         torch_written = spec.schema_version is None
-        self.plans = [_plan_node(i, n, cache, torch_written, allowed) for i, n in enumerate(spec.nodes)]
+        self.plans = [_plan_node(i, n, cache, torch_written, allowed, self.device)
+                      for i, n in enumerate(spec.nodes)]
 
     def __len__(self) -> int:
         return len(self.plans)
@@ -355,17 +362,17 @@ class _Facts:
 
 
 def _plan_node(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
-               allowed: tuple[str, ...]) -> CallPlan:
+               allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
     """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
     try:
-        return _plan(index, node, cache, torch_written, allowed)
+        return _plan(index, node, cache, torch_written, allowed, device)
     except ExternSpecError as exc:
         exc.node = index
         raise
 
 
 def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
-          allow_ops: tuple[str, ...]) -> CallPlan:
+          allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
     label = _label(index, node)
     target = node.node.target
     if target == "call_torchbind":
@@ -427,8 +434,10 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
         _check_member(label, p, arg, exported_args.get(p.name))
         key: Any = len(pos) if positional else p.name
         value, fill, n_tensors, n_ints = _static_or_fill(label, p, at, arg, positional, key, n_tensors, n_ints,
-                                                         p.name in wrapped)
-        is_default = fill is None and p.default_arg is not None and same_argument(arg, p.default_arg)
+                                                         p.name in wrapped, device)
+        # A device equal to the op's default still passes: the runtime device replaces it.
+        is_default = (fill is None and p.default_arg is not None and same_argument(arg, p.default_arg)
+                      and not (device is not None and arg.type == "as_device"))
         if fill is not None:
             fills.append(fill)
             fill_names.append(p.name)
@@ -513,7 +522,8 @@ def _check_member(label: str, p: _Param, arg: Argument, exported: _Param | None)
 
 
 def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positional: bool, key: Any,
-                    n_tensors: int, n_ints: int, wrapped: bool) -> tuple[Any, _Fill | None, int, int]:
+                    n_tensors: int, n_ints: int, wrapped: bool,
+                    device: torch.device | None) -> tuple[Any, _Fill | None, int, int]:
     member = arg.type
     kind = slot_kind(at, member)
     if member == "as_int" and kind == "static":
@@ -539,12 +549,12 @@ def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positiona
         n = len(values)
         return None, _Fill(positional, key, _INTS, n_ints, n_ints + n), n_tensors, n_ints + n
     try:
-        return _static_value(member, arg.value), None, n_tensors, n_ints
+        return _static_value(member, arg.value, device), None, n_tensors, n_ints
     except UnsupportedError as exc:
         raise SpecMismatchError(f"{label}: argument `{p.name}` ({member}): {exc}") from None
 
 
-def _static_value(member: str, v: Any) -> Any:
+def _static_value(member: str, v: Any, device: torch.device | None) -> Any:
     if member == "as_none":
         return None
     if member in ("as_float", "as_floats", "as_bool", "as_bools", "as_string", "as_strings"):
@@ -556,7 +566,7 @@ def _static_value(member: str, v: Any) -> Any:
     if member == "as_memory_format":
         return torch_types.torch_memory_format(v)
     if member == "as_device":
-        return torch_types.torch_device(v)
+        return torch_types.runtime_device(v, device)
     if member == "as_complex":
         return complex(v.real, v.imag)
     raise UnsupportedError(f"member `{member}` cannot be an input")

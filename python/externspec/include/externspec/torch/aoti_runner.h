@@ -33,6 +33,13 @@
 // refuses the package). The minimum 2 the compiler writes for every dynamic size is its own
 // assumption, not the model's (a Dim(min=1) model runs size 1): only higher minimums are checked.
 //
+// On CUDA (a build with USE_CUDA, device "cuda" / "cuda:N", a package compiled for CUDA): the
+// model's kernel files (`*.cubin`, `*.fatbin`) are extracted beside its library, as torch's loader
+// does, and kept until the runner is destroyed; each run happens under a guard for the runner's
+// device, on the stream given (default: that device's current stream), with that stream made
+// current while the model runs, so the extern calls of the proxy executor run on it too; inputs
+// must be on the runner's device. docs/cuda.md.
+//
 // Facts this relies on (docs/aoti-packages.md): the library has no RPATH (libtorch must be loaded first), it is
 // dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a second model run the first one's code), the
 // model takes ownership of input handles, output handles are released to the caller, and an
@@ -48,6 +55,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#ifdef USE_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
@@ -96,9 +107,17 @@ class AOTIRunner {
 
   // Throws CallError (inputs that do not match what the package records, naming the input),
   // ModelError (the model's own check failed, with its message) or the executor's errors.
-  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs);
+  // `stream`: a cudaStream_t of the runner's device (as torch's runner takes `stream_handle`), null
+  // for the device's current stream; UnsupportedError for a stream given to a CPU runner.
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, void* stream = nullptr);
+#ifdef USE_CUDA
+  // The stream must be on the runner's device (CallError otherwise).
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const c10::cuda::CUDAStream& stream);
+#endif
   // Run with another proxy executor (benchmarks compare executors on the same compiled model).
-  std::vector<at::Tensor> run_with(const std::vector<at::Tensor>& inputs, torch::aot_inductor::ProxyExecutor* executor);
+  std::vector<at::Tensor> run_with(const std::vector<at::Tensor>& inputs, torch::aot_inductor::ProxyExecutor* executor,
+                                   void* stream = nullptr);
+  const c10::Device& device() const { return device_; }
 
   std::size_t num_inputs() const { return num_inputs_; }
   std::size_t num_outputs() const { return num_outputs_; }
