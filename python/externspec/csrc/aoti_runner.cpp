@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 #ifdef USE_CUDA
@@ -26,6 +27,7 @@
 
 #include <externspec/torch/errors.h>
 
+#include "custom_objects.h"
 #include "package.h"
 #include "wrapper_inputs.h"
 
@@ -190,6 +192,29 @@ void AOTIRunner::release() noexcept {
   }
 }
 
+namespace {
+
+// The package's torchbind objects the caller did not give, into `options.custom_objects`: unpickled
+// with `load_custom_objects`, else refused (before anything is unpickled) naming the option.
+void add_custom_objects(detail::Package& package, AOTIRunnerOptions& options) {
+  const auto listed = detail::listed_custom_objects(package, options.model_name);
+  if (options.load_custom_objects) {
+    detail::load_custom_objects(package, listed, options.max_custom_object_bytes, options.custom_objects);
+    return;
+  }
+  std::string missing;
+  for (const auto& [name, member] : listed)
+    if (!options.custom_objects.count(name)) missing += (missing.empty() ? "`" : ", `") + name + "`";
+  if (!missing.empty())
+    throw PackageError(package.label("data/aotinductor/" + options.model_name + "/custom_objs_config.json") +
+                       ": the model's extern calls use torchbind objects the package holds (" + missing +
+                       "); loading them unpickles package data, which runs code of their classes: pass "
+                       "AOTIRunnerOptions::load_custom_objects = true (Python: load_custom_objects=True) "
+                       "for a package you trust, or give the objects in custom_objects");
+}
+
+}  // namespace
+
 void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options) {
   try {
     device_ = c10::Device(options.device);
@@ -205,9 +230,16 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   if (device_.is_cuda() && !device_.has_index()) device_.set_index(c10::cuda::current_device());
 #endif
 
+  if (options.num_models == 0)
+    throw std::invalid_argument("num_models is 0: a runner needs at least one model instance");
+  num_models_ = options.num_models;
+  // Before anything is planned: the ops and classes the extern-kernel file names may come from them.
+  load_op_libraries(options.op_libraries);
+
   detail::Package package(package_path);
   detail::ModelMembers members = package.model(options.model_name);
   name_ = package.label(members.library);
+  add_custom_objects(package, options);
 
   // Read and check everything small before touching the library: the extern-kernel file (the
   // decoder's byte limit), the metadata, the wrapper source (for the input checks).
@@ -273,7 +305,7 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   };
   AOTInductorModelContainerHandle h = nullptr;
   const std::string cubin_dir = dir.path();
-  if (api_->create(&h, 1, device_.str().c_str(), device_.is_cpu() ? nullptr : cubin_dir.c_str()) !=
+  if (api_->create(&h, num_models_, device_.str().c_str(), device_.is_cpu() ? nullptr : cubin_dir.c_str()) !=
           AOTI_RUNTIME_SUCCESS ||
       h == nullptr)
     throw failed("cannot create the model");

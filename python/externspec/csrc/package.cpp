@@ -120,6 +120,12 @@ ModelMembers Package::model(const std::string& model_name) const {
   return out;
 }
 
+bool Package::has(const std::string& member) const {
+  for (const auto& name : members_)
+    if (name == member) return true;
+  return false;
+}
+
 std::uint64_t Package::size(const std::string& member) {
   try {
     return reader_->getRecordSize(member);

@@ -53,6 +53,7 @@ class Package {
 
   // Throws PackageError naming the models the package has when there is not exactly one library.
   ModelMembers model(const std::string& model_name) const;
+  bool has(const std::string& member) const;
   std::uint64_t size(const std::string& member);
   // The member's bytes; PackageError if its recorded size is over `limit` (checked before reading).
   std::string read(const std::string& member, std::uint64_t limit);

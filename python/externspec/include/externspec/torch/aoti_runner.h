@@ -16,6 +16,16 @@
 // return one tensor in several slots), and turns the model's own failure into a ModelError
 // carrying the model's message.
 //
+// Threads: one runner serves many threads. `run` may be called from any number of threads at once;
+// up to `num_models` calls run in parallel, each on its own model instance of torch's container,
+// and further calls wait for an instance to come free (the container's own pool). What `run` reads
+// of the runner (the input checks, the executor's plans, the custom objects) is fixed at load; the
+// per-call state (the input checks' symbol values, the executor's boxed stack and last error) is
+// per thread. The accessors are const and safe from any thread. Not safe: destroying the runner
+// while a `run` is in progress, and `run_with` with an executor that is not itself thread-safe.
+// Torchbind objects are shared by every thread: a method that mutates its object (a queue's `push`)
+// is as thread-safe as its class makes it.
+//
 // Facts this relies on (docs/aoti-packages.md): the library has no RPATH (libtorch must be loaded first), it is
 // dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a second model run the first one's code), the
 // model takes ownership of input handles, output handles are released to the caller, and an
@@ -42,8 +52,25 @@ struct AOTIRunnerOptions {
   std::string model_name = "model";
   // "cpu", or "cuda" / "cuda:N" in a build with CUDA (the package must have been compiled for it).
   std::string device = "cpu";
-  // Torchbind objects the model's extern calls name (`as_custom_obj`).
+  // Torchbind objects the model's extern calls name (`as_custom_obj`), by name. These are used
+  // as given; the package's own objects are read only with `load_custom_objects`.
   CustomObjects custom_objects;
+  // Model instances in torch's container: how many `run` calls may run at once (at least 1;
+  // 0 is std::invalid_argument). Each instance has its own activations, not its own weights.
+  std::size_t num_models = 1;
+  // Custom op libraries (`.so`) to load before the extern-kernel file is planned, as
+  // torch.ops.load_library does (dlopen, which registers the library's ops). Each path is loaded
+  // once per process and stays loaded; a path that is not a loadable library is a PackageError
+  // naming it and the loader's reason.
+  std::vector<std::string> op_libraries;
+  // Read the package's torchbind objects (`custom_objs_config.json` and the `data/constants/`
+  // members it names) and unpickle them with torch's loader, as torch's AOTIModelPackageLoader
+  // does. Off by default: unpickling a TorchScript object runs its class's `__setstate__`, native
+  // code chosen by the package (SECURITY.md). Without it, a package whose extern calls need
+  // objects not given in `custom_objects` is refused at load, before anything is unpickled.
+  bool load_custom_objects = false;
+  // Limit on the bytes of each torchbind object read with `load_custom_objects`.
+  std::uint64_t max_custom_object_bytes = std::uint64_t{256} << 20;
   // Limit on the bytes written to disk (the library plus any weight blob); 0: 16 times the
   // package file's size (torch stores members uncompressed, so a package never needs more).
   std::uint64_t max_extracted_bytes = 0;
@@ -63,6 +90,11 @@ struct RecordedInput {
   std::map<std::size_t, std::int64_t> min_size, max_size;
 };
 
+// Loads custom op libraries into this process (what AOTIRunnerOptions::op_libraries does before
+// planning): each path once per process (by its canonical path), kept loaded. Thread-safe. Throws
+// PackageError naming the path and the loader's reason.
+void load_op_libraries(const std::vector<std::string>& paths);
+
 class AOTIRunner {
  public:
   // Throws PackageError (not a package, no such model, a member escaping the package or over a
@@ -75,11 +107,13 @@ class AOTIRunner {
 
   // Throws CallError (inputs that do not match what the package records, naming the input),
   // ModelError (the model's own check failed, with its message) or the executor's errors.
+  // Thread-safe (see the top of this file).
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs);
   // Run with another proxy executor (benchmarks compare executors on the same compiled model).
   std::vector<at::Tensor> run_with(const std::vector<at::Tensor>& inputs, torch::aot_inductor::ProxyExecutor* executor);
 
   std::size_t num_inputs() const { return num_inputs_; }
+  std::size_t num_models() const { return num_models_; }
   std::size_t num_outputs() const { return num_outputs_; }
   const ProxyExecutor& executor() const { return *executor_; }
   const std::vector<RecordedInput>& recorded_inputs() const { return recorded_inputs_; }
@@ -105,7 +139,7 @@ class AOTIRunner {
   std::unique_ptr<ProxyExecutor> executor_;
   std::vector<RecordedInput> recorded_inputs_;
   std::unique_ptr<Checks> checks_;
-  std::size_t num_inputs_ = 0, num_outputs_ = 0;
+  std::size_t num_inputs_ = 0, num_outputs_ = 0, num_models_ = 1;
   std::string in_spec_, out_spec_, metadata_;
 };
 
