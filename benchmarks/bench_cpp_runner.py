@@ -101,8 +101,9 @@ def _runs_per_second(run: Callable[[], Any], threads: int) -> float:
 
 def _throughput(path: str, inputs: list[torch.Tensor], threads: int) -> tuple[float, float]:
     """(externspec, torch) runs per second with `threads` threads on one runner of each."""
-    import externspec as es
     from torch._inductor.package import load_package
+
+    import externspec as es
 
     ours = es.cpp.AOTIRunner(path, num_models=threads)
     theirs = load_package(path, num_runners=threads).loader

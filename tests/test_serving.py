@@ -121,7 +121,8 @@ def test_load_run_destroy_cycles_leave_no_temp_dir_fd_or_memory_behind() -> None
 
     for _ in range(20):  # warm: the allocator's pools, torch's lazy state
         cycle()
-    temp_before, fds_before, rss_before, maps_before = set(glob.glob("/tmp/externspec-aoti-*")), _fds(), _rss_kib(), _maps()
+    temp_before = set(glob.glob("/tmp/externspec-aoti-*"))
+    fds_before, rss_before, maps_before = _fds(), _rss_kib(), _maps()
     for _ in range(200):
         cycle()
     assert set(glob.glob("/tmp/externspec-aoti-*")) <= temp_before

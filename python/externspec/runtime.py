@@ -86,15 +86,17 @@ _TORCHBIND_PREFIX = "__torch__.torch.classes."
 
 
 def op_namespaces(nodes: Iterable[Node]) -> dict[str, bool]:
-    """The namespaces whose ops and torchbind classes `nodes` call (`ns::op` targets, the classes of
-    `as_custom_obj` arguments and `call_torchbind` objects), each with whether this process has
-    registered it: any op of an op namespace, every class used of a class namespace. A namespace
-    that is not registered needs its library loaded (an op library of the C++ runner,
-    `torch.ops.load_library`) before a spec using it loads."""
+    """The namespaces whose ops and torchbind classes `nodes` call (`ns::op` and `torch.ops.ns.op`
+    targets, the classes of `as_custom_obj` arguments and `call_torchbind` objects), each with
+    whether this process has registered it: any op of an op namespace, every class used of a class
+    namespace. A namespace that is not registered needs its library loaded (an op library of the
+    C++ runner, `torch.ops.load_library`) before a spec using it loads."""
     ops: set[str] = set()
     classes: dict[str, set[str]] = {}
     for node in nodes:
         ns, sep, _ = node.target.partition("::")
+        if node.target.startswith("torch.ops."):  # torch.export's spelling: torch.ops.ns.op.overload
+            ns, sep = node.target.split(".")[2], "."
         if sep and ns:
             ops.add(ns)
         for named in node.inputs:

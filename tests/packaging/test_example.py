@@ -71,8 +71,9 @@ def test_without_its_op_library_the_package_is_refused_naming_the_namespace(run_
     proc = subprocess.run([str(run_package), str(custom_op_package.package()), str(tmp_path / "inputs.pt")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert ("no op `aoti_custom_ops::custom_add` is registered, nor any op of namespace `aoti_custom_ops`: load "
-            "the library that defines namespace `aoti_custom_ops` first (AOTIRunnerOptions::op_libraries") in proc.stderr
+    assert ("no op `aoti_custom_ops::custom_add` is registered, nor any op of namespace `aoti_custom_ops`: "
+            "load the library that defines namespace `aoti_custom_ops` first (AOTIRunnerOptions::op_libraries"
+            ) in proc.stderr
 
 
 def test_example_reports_a_missing_op_library_and_bad_usage(run_package: Path, tmp_path: Path) -> None:

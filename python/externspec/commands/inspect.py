@@ -76,10 +76,10 @@ def run(args: argparse.Namespace) -> int:
                 print(paint(doc["source"], "bold"))
                 print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
                       f"{'s' if len(doc['nodes']) != 1 else ''}")
-                if "namespaces" in doc:
-                    print(namespaces_text(doc["namespaces"]))
                 print()
                 print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
+                if "namespaces" in doc:
+                    print(namespaces_text(doc["namespaces"]))
     return reporter.finish()
 
 
