@@ -7,8 +7,9 @@ its weights in the library and in a blob beside it (compiled once, cached under 
 Throughput: runs per second of one runner shared by 1 and by 2 Python threads (the bindings release
 the GIL), externspec's with `num_models=N` and torch's with `num_runners=N`, N the thread count, on
 the same package: the small runner model and the lite-mode ConvBN (2 extern calls; torch's loader
-cannot run the lite-mode transformer or GRU, whose addmm calls its executor miscounts). torch's intra-op threads are set to 1 while it is measured, so that each run uses one
-core, as a server running requests side by side would set them.
+cannot run the lite-mode transformer or GRU, whose addmm calls its executor miscounts). torch's
+intra-op threads are set to 1 while it is measured, so that each run uses one core, as a server
+running requests side by side would set them.
 
 Run: `python benchmarks/run.py bench_cpp_runner` (or `make bench`).
 """
