@@ -89,6 +89,56 @@ def test_num_models_runs_that_many_calls_at_once() -> None:
         torch.testing.assert_close(out, (torch.full((4,), float(t)) * 2 + 1) * 3)
 
 
+class _FailFirst:
+    """A gate for the rendezvous op: the first run to reach it says so, waits to be released, then
+    fails; later runs pass through."""
+
+    def __init__(self) -> None:
+        self.entered, self.released = threading.Event(), threading.Event()
+        self._lock, self._first = threading.Lock(), True
+
+    def wait(self, timeout: float | None = None) -> None:
+        with self._lock:
+            first, self._first = self._first, False
+        if first:
+            self.entered.set()
+            self.released.wait(timeout)
+            raise RuntimeError("the first run fails")
+
+
+def test_a_failed_run_does_not_strand_a_run_waiting_for_a_model_instance() -> None:
+    """torch 2.13's container hands a failed run's model back without waking a run waiting for one:
+    that run waited forever. The runner admits no more runs than instances, so none waits there.
+    (The half second only gives the second run time to start waiting; the test passes either way
+    once fixed.)"""
+    runner = es.cpp.AOTIRunner(serving_models.package(), num_models=1)
+    gate = _FailFirst()
+    serving_models.rendezvous_barrier(gate)
+    results: dict[int, Any] = {}
+
+    def call(t: int) -> None:
+        try:
+            results[t] = runner(torch.full((4,), float(t)))
+        except Exception as e:
+            results[t] = e
+
+    try:
+        first = threading.Thread(target=call, args=(0,), daemon=True)  # daemon: a stranded run must not
+        first.start()                                                   # keep the process alive
+        assert gate.entered.wait(60)
+        second = threading.Thread(target=call, args=(1,), daemon=True)
+        second.start()
+        second.join(0.5)
+        gate.released.set()
+        first.join(120)
+        second.join(120)
+        assert not first.is_alive() and not second.is_alive(), "a run waits forever"
+    finally:
+        serving_models.rendezvous_barrier(None)
+    assert isinstance(results[0], Exception) and "the first run fails" in str(results[0])
+    torch.testing.assert_close(results[1], (torch.full((4,), 1.0) * 2 + 1) * 3)
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
 def test_num_models_must_be_a_positive_int(bad: Any) -> None:
     with pytest.raises(ValueError, match="num_models must be an int of at least 1"):

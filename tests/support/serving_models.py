@@ -1,25 +1,34 @@
 """A package whose one extern call is a Python custom op that waits for its peers: while a
 `threading.Barrier` is set (`rendezvous_barrier`), each call of `externspec_serving::rendezvous`
 waits at it, so N threads get past it only when N runs of the model are inside it at once. With a
-runner that runs one call at a time the barrier never fills. Compiled once, cached
+runner that runs one call at a time the barrier never fills. A test may set any object with a
+`wait(timeout)` method instead (a gate that makes a run fail). Compiled once, cached
 (artifacts._cached, keyed by this file and torch's version).
 """
 
 from __future__ import annotations
 
-import threading
 import warnings
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
 from .artifacts import _cached
 
 BARRIER_TIMEOUT_S = 120.0  # only a broken run waits this long: a filled barrier opens at once
-_barrier: threading.Barrier | None = None
 
 
-def rendezvous_barrier(barrier: threading.Barrier | None) -> None:
+class Waiter(Protocol):
+    """What each call waits at: a `threading.Barrier`, or a test's own gate."""
+
+    def wait(self, timeout: float | None = None) -> object: ...
+
+
+_barrier: Waiter | None = None
+
+
+def rendezvous_barrier(barrier: Waiter | None) -> None:
     global _barrier
     _barrier = barrier
 

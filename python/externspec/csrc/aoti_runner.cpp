@@ -13,9 +13,11 @@
 
 #include <cctype>
 #include <cerrno>
+#include <condition_variable>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -47,6 +49,40 @@ struct AOTIRunner::Api {
   decltype(&AOTInductorModelContainerGetConstantsBlobSize) blob_size = nullptr;
   decltype(&AOTInductorModelUpdateConstantsFromBlob) update_from_blob = nullptr;
   decltype(&AOTInductorGetLastError) last_error = nullptr;
+};
+
+// Lets at most `n` runs into the container at once: torch's container has a pool of its own, but a
+// run that fails hands its model back without waking a run waiting for one (torch 2.13,
+// AOTInductorModelContainer::run), which then waits forever. With no more runs inside than model
+// instances, the container always has one free and never waits.
+class AOTIRunner::Admission {
+ public:
+  explicit Admission(std::size_t n) : free_(n) {}
+  class Ticket {
+   public:
+    explicit Ticket(Admission& a) : a_(a) {
+      std::unique_lock<std::mutex> lock(a_.mutex_);
+      a_.freed_.wait(lock, [&] { return a_.free_ > 0; });
+      --a_.free_;
+    }
+    ~Ticket() {
+      {
+        std::lock_guard<std::mutex> lock(a_.mutex_);
+        ++a_.free_;
+      }
+      a_.freed_.notify_one();
+    }
+    Ticket(const Ticket&) = delete;
+    Ticket& operator=(const Ticket&) = delete;
+
+   private:
+    Admission& a_;
+  };
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::size_t free_;
 };
 
 namespace {
@@ -233,6 +269,7 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   if (options.num_models == 0)
     throw std::invalid_argument("num_models is 0: a runner needs at least one model instance");
   num_models_ = options.num_models;
+  admission_ = std::make_unique<Admission>(num_models_);
   // Before anything is planned: the ops and classes the extern-kernel file names may come from them.
   load_op_libraries(options.op_libraries);
 
@@ -513,6 +550,7 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
   std::vector<AtenTensorHandle> in(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<AtenTensorHandle>(new at::Tensor(inputs[i]));
   std::vector<AtenTensorHandle> out(num_outputs_, nullptr);
+  Admission::Ticket admitted(*admission_);
   ProxyExecutor::take_last_error();
   auto status = api_->run(static_cast<AOTInductorModelContainerHandle>(container_), in.data(), in.size(), out.data(),
                           out.size(), stream, reinterpret_cast<AOTIProxyExecutorHandle>(executor));

@@ -18,10 +18,11 @@
 //
 // Threads: one runner serves many threads. `run` may be called from any number of threads at once;
 // up to `num_models` calls run in parallel, each on its own model instance of torch's container,
-// and further calls wait for an instance to come free (the container's own pool). What `run` reads
+// and further calls wait in the runner for an instance to come free (not in the container: torch
+// 2.13's container does not wake a waiting call when a run fails, and that call would wait forever). What `run` reads
 // of the runner (the input checks, the executor's plans, the custom objects) is fixed at load; the
-// per-call state (the input checks' symbol values, the executor's boxed stack and last error) is
-// per thread. The accessors are const and safe from any thread. Not safe: destroying the runner
+// per-call state (the input checks' symbol values, the executor's boxed stack and last error, and
+// the model's own last error in torch's runtime) is per thread. The accessors are const and safe from any thread. Not safe: destroying the runner
 // while a `run` is in progress, and `run_with` with an executor that is not itself thread-safe.
 // Torchbind objects are shared by every thread: a method that mutates its object (a queue's `push`)
 // is as thread-safe as its class makes it.
@@ -126,6 +127,7 @@ class AOTIRunner {
  private:
   struct Api;
   struct Checks;
+  class Admission;
   void load(const std::string& package_path, AOTIRunnerOptions options);
   void release() noexcept;
   void check_inputs(const std::vector<at::Tensor>& inputs) const;
@@ -139,6 +141,7 @@ class AOTIRunner {
   std::unique_ptr<ProxyExecutor> executor_;
   std::vector<RecordedInput> recorded_inputs_;
   std::unique_ptr<Checks> checks_;
+  std::unique_ptr<Admission> admission_;  // at most num_models_ runs inside the container
   std::size_t num_inputs_ = 0, num_outputs_ = 0, num_models_ = 1;
   std::string in_spec_, out_spec_, metadata_;
 };
