@@ -75,14 +75,55 @@ def _thrift_version_doc(major: int) -> bytes:
     return thrift_codec.dumps(doc, "binary")
 
 
+def _package(edit: Callable[[str], tuple[bytes, int] | None]) -> bytes:
+    """The runner test package (tests/support/cpp_models.py, `runner_blob`) with each member
+    passed through `edit(name)`: None keeps it, (data, compress_type) replaces it."""
+    import io
+    import zipfile
+
+    from tests.support import cpp_models
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(cpp_models.package("runner_blob")) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            item = edit(info.filename)
+            data, compress = item if item is not None else (src.read(info.filename), zipfile.ZIP_STORED)
+            dst.writestr(info.filename, data, compress_type=compress)
+    return out.getvalue()
+
+
+def _package_member(suffix: str, data: Callable[[], bytes]) -> Callable[[], bytes]:
+    """A package whose member ending in `suffix` holds `data()`, deflated."""
+    import zipfile
+
+    return lambda: _package(lambda name: (data(), zipfile.ZIP_DEFLATED) if name.endswith(suffix) else None)
+
+
+def _long_shape_line() -> bytes:
+    """The wrapper source with a 60 MiB `assert_size_stride` line for its first input."""
+    import re
+    import zipfile
+
+    from tests.support import cpp_models
+
+    with zipfile.ZipFile(cpp_models.package("runner_blob")) as z:
+        source = z.read(next(n for n in z.namelist() if n.endswith(".wrapper.cpp")))
+    var = re.search(rb"assert_size_stride\((\w+), ", source).group(1)  # type: ignore[union-attr]
+    ones = b", ".join([b"1"] * (10 << 20))  # 30 MiB: sizes and strides make 60 MiB
+    return source + b"assert_size_stride(" + var + b", {" + ones + b"}, {" + ones + b'}, "input");\n'
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
     build: Callable[[], bytes]
     call: str  # Python: the decode statement over `data`; C++: "cpp:<Type>"
+    setup: str = ""  # Python: run before the measurement
 
 
 PY_LOADS = "es.loads(data, es.ExternKernelNodes)"
+RUNNER_SETUP = "es.cpp.extension()"
+RUNNER_LOAD = "es.cpp.AOTIRunner(sys.argv[1])"
 CASES = (
     Case("schema_version.major = -10**15 (JSON)", _version_doc, PY_LOADS),
     Case("schema_version.major = -10**15 (Thrift)", lambda: _thrift_version_doc(-10**15),
@@ -96,6 +137,13 @@ CASES = (
          "thrift_codec.loads(data, es.ExternKernelNodes, 'binary')"),
     Case("20k flooding map keys", lambda: node_with_metadata(flooding_keys(20_000)), "cpp:Node"),
     Case("20k benign map keys", lambda: node_with_metadata(benign_keys(20_000)), "cpp:Node"),
+    # es.cpp.AOTIRunner on a package (the input is the whole .pt2; issue 26 items 3, 4, 10)
+    Case("package: 16 MiB of [ as metadata", _package_member(".wrapper_metadata.json", lambda: b"[" * (16 << 20)),
+         RUNNER_LOAD, RUNNER_SETUP),
+    Case("package: 512 MiB .data/version", _package_member("/.data/version", lambda: b"0" * (512 << 20)),
+         RUNNER_LOAD, RUNNER_SETUP),
+    Case("package: 60 MiB assert_size_stride line", _package_member(".wrapper.cpp", _long_shape_line),
+         RUNNER_LOAD, RUNNER_SETUP),
 )
 
 SHAPE_BYTES = 25_000_000
@@ -177,7 +225,7 @@ def measure(case: Case, path: Path) -> tuple[float, int, str]:
     """(seconds, peak RSS growth in bytes, outcome) of one case in a fresh child."""
     if case.call.startswith("cpp:"):  # the default backend, as the executor and the runner use it
         return _run_child([str(_peak_rss_program("nlohmann")), case.call[4:], str(path)])
-    code = _CHILD.format(root=str(ROOT), setup="", call=case.call)
+    code = _CHILD.format(root=str(ROOT), setup=case.setup, call=case.call)
     return _run_child([sys.executable, "-c", code, str(path)], _child_env())
 
 

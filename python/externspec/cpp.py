@@ -180,12 +180,16 @@ class AOTIRunner:
     """Runs an AOTInductor package with externspec's executor as the proxy executor: a thin
     binding over the C++ `externspec::AOTIRunner`, which opens the package itself.
 
-    Loading checks every member name (nothing outside the package is read or written), extracts
-    only the model's library and weight blob into a private directory (removed once the model is
-    loaded on the CPU, and whenever loading fails) and bounds what it reads. Every call checks the
-    inputs against what the package records (count, dtype, rank, sizes, dynamic ranges, sizes
-    shared between inputs, strides, device, layout) and raises `CallError` naming the input; the
-    model's own failure raises `ModelError` with its message; a bad package raises `PackageError`.
+    Loading checks every member name (nothing outside the package is read or written, no name
+    twice), bounds every member by its recorded size and verifies its size and CRC-32 before use,
+    extracts only the model's library and weight blob into a private directory (removed once the
+    model is loaded on the CPU, and whenever loading fails); the same library loaded again is
+    shared, not mapped again. Every call checks the inputs against what the package records
+    (count, dtype, rank, sizes, dynamic ranges, sizes shared between inputs, strides, device,
+    layout, data behind every element) and raises `CallError` naming the input; the model's own
+    failure raises `ModelError` with its message (or ATen's, for a call of its own that failed); a
+    bad package raises `PackageError`. A package that records no dtype or shape for an input (no
+    `*.wrapper.cpp`) loads with a warning, or is refused with `require_input_records=True`.
 
     Serving (docs/aoti-packages.md, "Serving"):
 
@@ -203,7 +207,8 @@ class AOTIRunner:
 
     def __init__(self, package_path: str | os.PathLike[str], *, model_name: str = "model",
                  custom_objects: dict[str, Any] | None = None, device: str = "cpu",
-                 max_extracted_bytes: int = 0, max_source_bytes: int = 64 << 20, num_models: int = 1,
+                 max_extracted_bytes: int = 0, max_source_bytes: int = 64 << 20,
+                 require_input_records: bool = False, num_models: int = 1,
                  op_libraries: Iterable[str | os.PathLike[str]] = (), load_custom_objects: bool = False):
         if isinstance(num_models, bool) or not isinstance(num_models, int) or num_models < 1:
             raise ValueError(f"num_models must be an int of at least 1, got {num_models!r}")
@@ -211,8 +216,8 @@ class AOTIRunner:
             raise TypeError("op_libraries takes a list of library paths, got one path")
         libraries = [os.fspath(p) for p in op_libraries]
         self._impl = extension().AOTIRunner(os.fspath(package_path), model_name, device, dict(custom_objects or {}),
-                                            max_extracted_bytes, max_source_bytes, num_models, libraries,
-                                            bool(load_custom_objects))
+                                            max_extracted_bytes, max_source_bytes, require_input_records,
+                                            num_models, libraries, bool(load_custom_objects))
         self._in_spec = pytree.treespec_loads(self._impl.in_spec)
         self._out_spec = pytree.treespec_loads(self._impl.out_spec)
 

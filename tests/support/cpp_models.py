@@ -100,6 +100,23 @@ class RunnerModel(torch.nn.Module):
         return y, y, y.t(), x @ self.w + self.b
 
 
+class CatModel(torch.nn.Module):
+    """torch's own test_dynamic_cat (`torch.cat([a, b])`, a's rows in [1, 10], b's in [1, 20]) with a
+    third input whose rows start at 3: the wrapper records a minimum of 2 for the first two (the
+    compiler's assumption about backed sizes, not the declared 1) and 3 for the third."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return torch.cat([a, b, c], dim=0)
+
+
+class IntAddModel(torch.nn.Module):
+    """`int_tensor + python_int`: compiled in lite mode, torch 2.13 calls aoti_torch_cpu_add_Tensor
+    with a float alpha, which ATen refuses for an int64 tensor on every run."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 2
+
+
 @dataclass(frozen=True)
 class CompiledModel:
     name: str
@@ -129,6 +146,11 @@ def _runner_inputs(n: int) -> tuple[torch.Tensor, ...]:
     return torch.randn(n, 4, generator=torch.Generator().manual_seed(n)), torch.tensor(3 + n % 2)
 
 
+def _cat_inputs(n: int) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(n)
+    return torch.randn(n, 4, generator=g), torch.randn(n + 1, 4, generator=g), torch.randn(n + 2, 4, generator=g)
+
+
 _RUNNER_DYNAMIC = {"x": {0: Dim("n", min=2, max=64)}, "n": None}
 
 
@@ -141,6 +163,11 @@ MODELS = {
     "runner_blob": CompiledModel("runner_blob", RunnerModel(), _runner_inputs, _RUNNER_DYNAMIC, True,
                                  {"aot_inductor.package_constants_in_so": False,
                                   "aot_inductor.package_constants_on_disk_format": "binary_blob"}),
+    "int_add": CompiledModel("int_add", IntAddModel(), lambda n: (torch.arange(n),), {"x": None}, False,
+                             torch._inductor.lite_mode_options),
+    "cat": CompiledModel("cat", CatModel(), _cat_inputs, {"a": {0: Dim("dim0_a", min=1, max=10)},
+                                                          "b": {0: Dim("dim0_b", min=1, max=20)},
+                                                          "c": {0: Dim("dim0_c", min=3, max=8)}}, True),
 }
 
 

@@ -6,7 +6,6 @@
 #include <c10/util/safe_numerics.h>
 
 #include <dlfcn.h>
-#include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -29,7 +28,14 @@
 
 #include <externspec/torch/errors.h>
 
+// The message of the last C-shim call that failed on this thread (torch >= 2.6 exports it).
+#if __has_include(<torch/csrc/shim_exception_state.h>)
+#include <torch/csrc/shim_exception_state.h>
+#define EXTERNSPEC_SHIM_EXCEPTION_STATE 1
+#endif
+
 #include "custom_objects.h"
+#include "model_library.h"
 #include "package.h"
 #include "wrapper_inputs.h"
 
@@ -49,6 +55,7 @@ struct AOTIRunner::Api {
   decltype(&AOTInductorModelContainerGetConstantsBlobSize) blob_size = nullptr;
   decltype(&AOTInductorModelUpdateConstantsFromBlob) update_from_blob = nullptr;
   decltype(&AOTInductorGetLastError) last_error = nullptr;
+  decltype(&AOTInductorModelContainerGetInputName) input_name = nullptr;
 };
 
 // Lets at most `n` runs into the container at once: torch's container has a pool of its own, but a
@@ -173,15 +180,36 @@ std::string shape_text(const std::vector<std::string>& want) {
 // torch writes it and its own loader reads it: anything else is refused, not skimmed. Returns the
 // device key, "" when there is none.
 std::string device_key(const std::string& metadata, const std::string& label) {
-  const auto doc = nlohmann::json::parse(metadata, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object())
-    throw PackageError(label + ": not a JSON object (a package's metadata is an object of strings)");
-  for (const auto& [key, value] : doc.items())
-    if (!value.is_string())
-      throw PackageError(label + ": the value of `" + key + "` is a JSON " + value.type_name() +
-                         ", not a string (a package's metadata is an object of strings)");
-  auto it = doc.find("AOTI_DEVICE_KEY");
-  return it == doc.end() ? std::string() : it->get<std::string>();
+  for (auto& [key, value] : detail::string_object(metadata, label))
+    if (key == "AOTI_DEVICE_KEY") return value;
+  return {};
+}
+
+// torch writes a few hundred bytes of metadata; the limit keeps a hostile one's parse small.
+constexpr std::uint64_t kMetadataLimit = std::uint64_t{1} << 20;
+
+// The inputs the package records no dtype and rank for, as "input 0, input 2", or "".
+std::string unrecorded(const std::vector<RecordedInput>& inputs) {
+  std::string out;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].dtype || !inputs[i].rank) out += (out.empty() ? "input " : ", input ") + std::to_string(i);
+  return out;
+}
+
+// The message ATen gave the last C-shim call that failed on this thread (the compiled code's own
+// calls, e.g. aoti_torch_cpu_add_Tensor), or "".
+std::string shim_error() {
+#ifdef EXTERNSPEC_SHIM_EXCEPTION_STATE
+  return torch::csrc::shim::details::get_torch_exception_what_without_backtrace();
+#else
+  return {};
+#endif
+}
+
+void clear_shim_error() {
+#ifdef EXTERNSPEC_SHIM_EXCEPTION_STATE
+  torch::csrc::shim::details::set_torch_exception_what_without_backtrace(std::string());
+#endif
 }
 
 // Maps a regular file read-only for the duration of a scope.
@@ -219,8 +247,7 @@ AOTIRunner::~AOTIRunner() { release(); }
 void AOTIRunner::release() noexcept {
   if (container_) api_->destroy(static_cast<AOTInductorModelContainerHandle>(container_));
   container_ = nullptr;
-  if (dl_) dlclose(dl_);
-  dl_ = nullptr;
+  dl_ = nullptr;  // never closed: the library stays loaded for the next runner of the same bytes
   if (!temp_dir_.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(temp_dir_, ignored);
@@ -290,7 +317,7 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   }
   std::string key;
   if (members.metadata) {
-    metadata_ = package.read(*members.metadata, MAX_JSON_BYTES);
+    metadata_ = package.read(*members.metadata, kMetadataLimit);
     key = device_key(metadata_, package.label(*members.metadata));
   }
   if (!key.empty() && key != c10::DeviceTypeName(device_.type(), /*lower_case=*/true))
@@ -312,14 +339,8 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   detail::TempDir dir;
   const std::string library = dir.path() + "/model.wrapper.so";
   const std::string weights = dir.path() + "/model.wrapper_weights.blob";
-  package.extract(members.library, library);
   if (members.weights) package.extract(*members.weights, weights);
-
-  dl_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (dl_ == nullptr) {
-    const char* err = dlerror();
-    throw PackageError(name_ + ": cannot load the model library: " + (err ? err : "dlopen failed"));
-  }
+  dl_ = detail::load_model_library(package, members.library, library, name_);
   load_symbol(dl_, name_, "AOTInductorModelContainerCreateWithDevice", api_->create);
   load_symbol(dl_, name_, "AOTInductorModelContainerDelete", api_->destroy);
   load_symbol(dl_, name_, "AOTInductorModelContainerRun", api_->run);
@@ -332,6 +353,7 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   load_symbol(dl_, name_, "AOTInductorModelContainerGetConstantsBlobSize", api_->blob_size, false);
   load_symbol(dl_, name_, "AOTInductorModelUpdateConstantsFromBlob", api_->update_from_blob, false);
   load_symbol(dl_, name_, "AOTInductorGetLastError", api_->last_error, false);
+  load_symbol(dl_, name_, "AOTInductorModelContainerGetInputName", api_->input_name, false);
 
   auto failed = [&](const std::string& what) {
     const char* msg = nullptr;
@@ -389,7 +411,27 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   in_spec_ = in_spec ? in_spec : "";
   out_spec_ = out_spec ? out_spec : "";
 
-  recorded_inputs_ = detail::recorded_inputs_from_wrapper(source, num_inputs_);
+  // The library's own input names tie the source's records to this library.
+  std::vector<std::string> input_names;
+  for (std::size_t i = 0; api_->input_name && i < num_inputs_; ++i) {
+    const char* input = nullptr;
+    if (api_->input_name(h, i, &input) != AOTI_RUNTIME_SUCCESS || input == nullptr) {
+      input_names.clear();
+      break;
+    }
+    input_names.emplace_back(input);
+  }
+  recorded_inputs_ = detail::recorded_inputs_from_wrapper(
+      source, num_inputs_, members.source ? package.label(*members.source) : name_, input_names);
+  if (std::string missing = unrecorded(recorded_inputs_); !missing.empty()) {
+    std::string why = name_ + ": the package records no dtype or shape for " + missing +
+                      (members.source ? " in its *.wrapper.cpp" : " (it has no *.wrapper.cpp)") +
+                      ": only the input count, device, layout and storage are checked";
+    if (options.require_input_records)
+      throw PackageError(why + " (AOTIRunnerOptions::require_input_records)");
+    TORCH_WARN(why, "; AOTIRunnerOptions::require_input_records (Python: require_input_records=True) refuses such "
+               "a package");
+  }
   std::unordered_map<std::string, std::size_t> symbols;
   for (const auto& in : recorded_inputs_) {
     Checks::Input c;
@@ -407,6 +449,33 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
 namespace {
 
 std::string input_name(std::size_t i) { return "input " + std::to_string(i); }
+
+// An input the kernels can read: a plain tensor with data behind every element it addresses, as
+// eager kernels require. A FakeTensor, a `_make_wrapper_subclass` tensor (a Python subclass that
+// dispatches to Python, often with no storage), a meta tensor or a view past its storage is
+// refused (the kernels read the data pointer directly: SIGSEGV or other memory).
+template <class Who>
+void check_storage(const at::Tensor& t, const Who& who) {
+  if (t.key_set().has(c10::DispatchKey::Python))
+    throw CallError(who() + " is a tensor subclass that dispatches to Python (e.g. a FakeTensor or a "
+                    "_make_wrapper_subclass tensor): the compiled model reads tensor data directly");
+  if (!t.has_storage())
+    throw CallError(who() + " has no storage (e.g. a wrapper subclass or a meta tensor): the compiled model reads "
+                    "tensor data directly");
+  if (t.numel() == 0) return;
+  const at::Storage& storage = t.storage();
+  // The farthest element the sizes and strides reach, which the storage must hold.
+  std::int64_t last = t.storage_offset(), step = 0;
+  bool reachable = last >= 0;
+  for (std::int64_t d = 0; d < t.dim() && reachable; ++d)
+    if (t.size(d) > 1)
+      reachable = t.stride(d) >= 0 && !c10::mul_overflows(t.size(d) - 1, t.stride(d), &step) &&
+                  !c10::add_overflows(last, step, &last);
+  const auto held = storage.nbytes() / static_cast<std::size_t>(t.element_size());
+  if (storage.data() == nullptr || !reachable || static_cast<std::uint64_t>(last) >= held)
+    throw CallError(who() + " reaches past its storage of " + std::to_string(storage.nbytes()) +
+                    " bytes (its data is missing, or a view's sizes and strides address more)");
+}
 
 }  // namespace
 
@@ -435,6 +504,7 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
                                              t.device().index() != device_.index()))
       throw CallError(who() + " is on " + t.device().str() + ", the model runs on " +
                       (device_type == device_.type() ? device_.str() : c10::DeviceTypeName(device_type, true)));
+    check_storage(t, who);
     if (want.dtype && t.scalar_type() != *want.dtype)
       throw CallError(who() + " has dtype " + c10::toString(t.scalar_type()) + ", the model was compiled for " +
                       c10::toString(*want.dtype));
@@ -552,14 +622,21 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
   std::vector<AtenTensorHandle> out(num_outputs_, nullptr);
   Admission::Ticket admitted(*admission_);
   ProxyExecutor::take_last_error();
+  clear_shim_error();
   auto status = api_->run(static_cast<AOTInductorModelContainerHandle>(container_), in.data(), in.size(), out.data(),
                           out.size(), stream, reinterpret_cast<AOTIProxyExecutorHandle>(executor));
   if (status != AOTI_RUNTIME_SUCCESS) {
     take_outputs(out);
     if (auto error = ProxyExecutor::take_last_error()) std::rethrow_exception(error);
+    // The model's own message, then ATen's message for a C-shim call of its own that failed
+    // (the model reports only "API call failed at wrapper.cpp, line N").
     const char* msg = nullptr;
-    if (api_->last_error && api_->last_error(&msg) == AOTI_RUNTIME_SUCCESS && msg && *msg)
-      throw ModelError(name_ + ": the model failed: " + msg);
+    std::string why = api_->last_error && api_->last_error(&msg) == AOTI_RUNTIME_SUCCESS && msg && *msg
+                          ? std::string(msg)
+                          : std::string();
+    if (std::string aten = shim_error(); !aten.empty() && why.find(aten) == std::string::npos)
+      why += (why.empty() ? "" : ": ") + aten;
+    if (!why.empty()) throw ModelError(name_ + ": the model failed: " + why);
     throw ModelError(name_ + ": the model failed (its message is on stderr)");
   }
   return take_outputs(out);

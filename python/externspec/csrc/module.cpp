@@ -363,22 +363,30 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   py::class_<AOTIRunner>(m, "AOTIRunner")
       .def(py::init([](const std::string& package_path, const std::string& model_name, const std::string& device,
                        const py::dict& objects, std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes,
-                       std::size_t num_models, std::vector<std::string> op_libraries, bool load_custom_objects) {
+                       bool require_input_records, std::size_t num_models, std::vector<std::string> op_libraries,
+                       bool load_custom_objects) {
              externspec::AOTIRunnerOptions options;
              options.model_name = model_name;
              options.device = device;
              options.custom_objects = custom_objects_of(objects);
              options.max_extracted_bytes = max_extracted_bytes;
              options.max_source_bytes = max_source_bytes;
+             options.require_input_records = require_input_records;
              options.num_models = num_models;
              options.op_libraries = std::move(op_libraries);
              options.load_custom_objects = load_custom_objects;
-             py::gil_scoped_release release;
-             return std::make_unique<AOTIRunner>(package_path, std::move(options));
+             torch::PyWarningHandler warnings;  // the load's TORCH_WARNs become Python warnings
+             try {
+               py::gil_scoped_release release;
+               return std::make_unique<AOTIRunner>(package_path, std::move(options));
+             } catch (...) {
+               warnings.set_in_exception();
+               throw;
+             }
            }),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
-           py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("num_models"),
-           py::arg("op_libraries"), py::arg("load_custom_objects"))
+           py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"),
+           py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"))
       .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args); })
       .def("run_flat", &run_flat, py::arg("inputs"))
       .def("run_with_python", &run_with_python, py::arg("call_function"))

@@ -1,5 +1,6 @@
 #include "package.h"
 
+#include <caffe2/serialize/crc_alt.h>
 #include <caffe2/serialize/inline_container.h>
 #include <c10/util/Exception.h>
 
@@ -7,21 +8,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string_view>
 
+#include <externspec/externspec.h>
 #include <externspec/torch/errors.h>
 
 namespace externspec::detail {
 namespace {
 
 constexpr std::size_t kChunk = std::size_t{1} << 20;
+// Members torch's reader reads whole while it opens the package (a version number, an id): a few
+// bytes in every package torch writes.
+constexpr std::uint64_t kOpeningRecordLimit = 4096;
+constexpr std::string_view kOpeningRecords[] = {"version", ".data/version", ".data/serialization_id"};
 
-// Why a member name could point outside the package, or nullptr. The reader has already required
-// every name to start with the top folder; this checks what follows it.
+// Why a member name could point outside the package, or nullptr.
 const char* escape_reason(std::string_view name) {
   if (name.empty()) return "is empty";
   if (name.front() == '/') return "is absolute";
@@ -38,10 +45,122 @@ const char* escape_reason(std::string_view name) {
   }
 }
 
-std::string quoted(const std::string& s) { return "`" + s + "`"; }
+std::string ticked(std::string_view s) { return "`" + std::string(s) + "`"; }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::uint64_t le(const char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+// One entry of the central directory.
+struct Entry {
+  std::string name;
+  std::uint16_t flags = 0, method = 0;
+  std::uint32_t crc = 0;
+  std::uint64_t compressed = 0, size = 0;
+};
+
+// The file, read at offsets (no other state).
+class File {
+ public:
+  explicit File(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  ~File() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  bool ok() const { return fd_ >= 0; }
+  // `n` bytes at `offset`, or nullopt when the file ends first.
+  std::optional<std::string> read(std::uint64_t offset, std::uint64_t n) const {
+    std::string out(static_cast<std::size_t>(n), '\0');
+    for (std::size_t got = 0; got < out.size();) {
+      ssize_t r = ::pread(fd_, out.data() + got, out.size() - got, static_cast<off_t>(offset + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return std::nullopt;
+      got += static_cast<std::size_t>(r);
+    }
+    return out;
+  }
+
+ private:
+  int fd_;
+};
+
+// The central directory of the zip at `path` (of `file_size` bytes), zip64 included. Every offset
+// and count is checked against the file before it is used, so nothing here allocates more than
+// the file holds.
+std::vector<Entry> central_directory(const std::string& path, std::uint64_t file_size) {
+  auto bad = [&](const std::string& why) { return PackageError(path + ": not a readable package: " + why); };
+  File file(path);
+  if (!file.ok()) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
+  // The end-of-central-directory record: 22 bytes and a comment of up to 64 KiB, at the end.
+  constexpr std::uint64_t kEocd = 22;
+  const std::uint64_t tail_size = std::min<std::uint64_t>(file_size, kEocd + 0xFFFF);
+  const auto tail = file.read(file_size - tail_size, tail_size);
+  if (!tail || tail_size < kEocd) throw bad("no zip end-of-central-directory record");
+  std::size_t at = tail->rfind(std::string_view("PK\x05\x06", 4), tail->size() - kEocd);
+  if (at == std::string::npos) throw bad("no zip end-of-central-directory record");
+  const char* eocd = tail->data() + at;
+  const std::uint64_t eocd_offset = file_size - tail_size + at;
+  std::uint64_t count = le(eocd + 10, 2), dir_size = le(eocd + 12, 4), dir_offset = le(eocd + 16, 4);
+  if (count == 0xFFFF || dir_size == 0xFFFFFFFF || dir_offset == 0xFFFFFFFF) {
+    // zip64: a locator just before the record points at the zip64 record.
+    const auto locator = eocd_offset >= 20 ? file.read(eocd_offset - 20, 20) : std::nullopt;
+    if (!locator || locator->compare(0, 4, "PK\x06\x07", 4) != 0) throw bad("no zip64 end-of-central-directory locator");
+    const std::uint64_t offset64 = le(locator->data() + 8, 8);
+    const auto eocd64 = offset64 < eocd_offset ? file.read(offset64, 56) : std::nullopt;
+    if (!eocd64 || eocd64->compare(0, 4, "PK\x06\x06", 4) != 0) throw bad("no zip64 end-of-central-directory record");
+    count = le(eocd64->data() + 32, 8);
+    dir_size = le(eocd64->data() + 40, 8);
+    dir_offset = le(eocd64->data() + 48, 8);
+  }
+  constexpr std::uint64_t kHeader = 46;
+  if (dir_offset > eocd_offset || dir_size > eocd_offset - dir_offset || count > dir_size / kHeader)
+    throw bad("the central directory's offset, size or entry count lies outside the file");
+  const auto dir = file.read(dir_offset, dir_size);
+  if (!dir) throw bad("the central directory is cut short");
+  std::vector<Entry> entries;
+  entries.reserve(static_cast<std::size_t>(count));
+  std::uint64_t pos = 0;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    if (dir_size - pos < kHeader || dir->compare(pos, 4, "PK\x01\x02", 4) != 0)
+      throw bad("central directory entry " + std::to_string(k) + " is damaged");
+    const char* h = dir->data() + pos;
+    const std::uint64_t name_len = le(h + 28, 2), extra_len = le(h + 30, 2), comment_len = le(h + 32, 2);
+    if (dir_size - pos - kHeader < name_len + extra_len + comment_len)
+      throw bad("central directory entry " + std::to_string(k) + " is cut short");
+    Entry e;
+    e.flags = static_cast<std::uint16_t>(le(h + 8, 2));
+    e.method = static_cast<std::uint16_t>(le(h + 10, 2));
+    e.crc = static_cast<std::uint32_t>(le(h + 16, 4));
+    e.compressed = le(h + 20, 4);
+    e.size = le(h + 24, 4);
+    e.name.assign(h + kHeader, name_len);
+    // The zip64 extra field holds the sizes recorded as 0xFFFFFFFF, in this order.
+    const char* extra = h + kHeader + name_len;
+    for (std::uint64_t x = 0; x + 4 <= extra_len;) {
+      const std::uint64_t id = le(extra + x, 2), len = le(extra + x + 2, 2);
+      if (len > extra_len - x - 4) break;
+      if (id == 1) {
+        std::uint64_t f = x + 4;
+        for (std::uint64_t* field : {&e.size, &e.compressed}) {
+          if (*field != 0xFFFFFFFF) continue;
+          if (f + 8 > x + 4 + len) throw bad("member " + ticked(e.name) + " has a short zip64 extra field");
+          *field = le(extra + f, 8);
+          f += 8;
+        }
+      }
+      x += 4 + len;
+    }
+    entries.push_back(std::move(e));
+    pos += kHeader + name_len + extra_len + comment_len;
+  }
+  return entries;
 }
 
 }  // namespace
@@ -67,41 +186,65 @@ Package::Package(const std::string& path) : path_(path) {
     throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw PackageError("package " + path + " is not a regular file");
   file_size_ = static_cast<std::uint64_t>(st.st_size);
+
+  // Everything the directory says is checked before torch's reader opens the file.
+  const std::vector<Entry> entries = central_directory(path, file_size_);
+  if (entries.empty()) throw PackageError(path + ": not a readable package: the archive is empty");
+  const std::string top = entries.front().name.substr(0, entries.front().name.find('/') + 1);
+  std::set<std::string_view> seen;
+  for (const Entry& e : entries) {
+    // Named as torch's reader names members: inside the top folder.
+    const bool in_top = top.size() >= 2 && e.name.compare(0, top.size(), top) == 0;
+    std::string inner = in_top ? e.name.substr(top.size()) : e.name;
+    const auto refuse = [&](const std::string& why) {
+      return PackageError(path + ": member " + ticked(inner) + " " + why);
+    };
+    if (const char* why = escape_reason(inner))
+      throw refuse(std::string(why) + ": it would name a file outside the package; nothing was loaded");
+    if (!in_top) throw refuse("is not in the package's top folder " + ticked(top));
+    if (!seen.insert(e.name).second)
+      throw refuse("appears more than once (zip readers differ in which copy they take); nothing was loaded");
+    if (e.flags & 1) throw refuse("is encrypted");
+    if (e.method != 0 && e.method != 8)
+      throw refuse("is compressed with zip method " + std::to_string(e.method) + " (a package's are stored or deflated)");
+    if (e.method == 0 && e.compressed != e.size)
+      throw refuse("is stored with two different sizes (" + std::to_string(e.compressed) + " and " +
+                   std::to_string(e.size) + " bytes)");
+    if (std::find(std::begin(kOpeningRecords), std::end(kOpeningRecords), inner) != std::end(kOpeningRecords) &&
+        e.size > kOpeningRecordLimit)
+      throw refuse("records " + std::to_string(e.size) + " bytes, over the limit of " +
+                   std::to_string(kOpeningRecordLimit) + " bytes for a member torch's zip reader reads as it opens");
+    members_.emplace(std::move(inner), MemberRecord{e.size, e.crc});
+  }
   try {
     reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
-    members_ = reader_->getAllRecords();
   } catch (const c10::Error& e) {
-    // e.g. "file in archive is not in a subdirectory m/: /abs/model.wrapper.so"
     throw PackageError(path + ": not a readable package: " + e.what_without_backtrace());
   }
-  for (const auto& name : members_)
-    if (const char* why = escape_reason(name))
-      throw PackageError(path + ": member " + quoted(name) + " " + why +
-                         ": it would name a file outside the package; nothing was loaded");
 }
 
 Package::~Package() = default;
 
 ModelMembers Package::model(const std::string& model_name) const {
   if (escape_reason(model_name) || model_name.find('/') != std::string::npos)
-    throw PackageError("model name " + quoted(model_name) + " is not a plain folder name");
+    throw PackageError("model name " + ticked(model_name) + " is not a plain folder name");
   const std::string dir = "data/aotinductor/" + model_name + "/";
   const std::string so = ".wrapper.so";
   std::vector<std::string> found;
-  std::vector<std::string> models;
-  for (const auto& name : members_) {
+  std::set<std::string> models;
+  for (const auto& [name, record] : members_) {
     std::string_view n = name;
     if (n.substr(0, dir.size()) == dir && n.find('/', dir.size()) == std::string_view::npos && ends_with(n, so))
       found.push_back(name);
     const std::string root = "data/aotinductor/";
     if (n.substr(0, root.size()) == root && ends_with(n, so)) {
       auto end = n.find('/', root.size());
-      if (end != std::string_view::npos) models.emplace_back(n.substr(root.size(), end - root.size()));
+      if (end != std::string_view::npos) models.emplace(n.substr(root.size(), end - root.size()));
     }
   }
   if (found.size() != 1) {
     std::string have;
-    for (const auto& m : models) have += (have.empty() ? "" : ", ") + quoted(m);
+    for (const auto& m : models) have += (have.empty() ? "" : ", ") + ticked(m);
     throw PackageError(path_ + ": expected one " + dir + "*" + so + ", found " + std::to_string(found.size()) +
                        " (models in the package: " + (have.empty() ? std::string("none") : have) + ")");
   }
@@ -109,8 +252,7 @@ ModelMembers Package::model(const std::string& model_name) const {
   out.library = found.front();
   const std::string stem = out.library.substr(0, out.library.size() - so.size());
   auto member = [&](const std::string& suffix) -> std::optional<std::string> {
-    for (const auto& name : members_)
-      if (name == stem + suffix) return name;
+    if (members_.count(stem + suffix)) return stem + suffix;
     return std::nullopt;
   };
   out.spec = member(".wrapper.json");
@@ -120,18 +262,20 @@ ModelMembers Package::model(const std::string& model_name) const {
   return out;
 }
 
-bool Package::has(const std::string& member) const {
-  for (const auto& name : members_)
-    if (name == member) return true;
-  return false;
+const MemberRecord& Package::record(const std::string& member) const {
+  auto it = members_.find(member);
+  if (it == members_.end()) throw PackageError(label(member) + ": no such member");
+  return it->second;
 }
 
-std::uint64_t Package::size(const std::string& member) {
-  try {
-    return reader_->getRecordSize(member);
-  } catch (const c10::Error& e) {
-    throw PackageError(label(member) + ": " + e.what_without_backtrace());
-  }
+void Package::verify(const std::string& member, std::uint64_t got_size, std::uint32_t got_crc) const {
+  const MemberRecord& r = record(member);
+  if (got_size != r.size)
+    throw PackageError(label(member) + ": " + std::to_string(got_size) + " bytes read, the package records " +
+                       std::to_string(r.size));
+  if (got_crc != r.crc)
+    throw PackageError(label(member) + ": its bytes do not match the CRC-32 the package records (a damaged or " +
+                       "edited member)");
 }
 
 std::string Package::read(const std::string& member, std::uint64_t limit) {
@@ -140,12 +284,13 @@ std::string Package::read(const std::string& member, std::uint64_t limit) {
     throw PackageError(label(member) + ": " + std::to_string(n) + " bytes, over the limit of " +
                        std::to_string(limit) + " bytes");
   std::string out(static_cast<std::size_t>(n), '\0');
+  std::size_t got = 0;
   try {
-    if (n > 0 && reader_->getRecord(member, out.data(), out.size()) != out.size())
-      throw PackageError(label(member) + ": shorter than its recorded size");
+    if (n > 0) got = reader_->getRecord(member, out.data(), out.size());
   } catch (const c10::Error& e) {
     throw PackageError(label(member) + ": " + e.what_without_backtrace());
   }
+  verify(member, got, crc32_fast(out.data(), got));
   return out;
 }
 
@@ -154,13 +299,15 @@ void Package::extract(const std::string& member, const std::string& file) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) throw PackageError("cannot create " + file + ": " + std::strerror(errno));
   std::string failure;
+  std::uint64_t written = 0;
+  std::uint32_t crc = 0;
   try {
     auto chunks = reader_->createChunkReaderIter(member, static_cast<std::size_t>(n), kChunk);
     std::vector<char> buf(kChunk);
-    std::uint64_t written = 0;
     while (written < n && failure.empty()) {
       std::size_t got = chunks.next(buf.data());
-      if (got == 0) failure = "shorter than its recorded size";
+      if (got == 0) break;
+      crc = crc32_fast(buf.data(), got, crc);
       for (std::size_t off = 0; off < got && failure.empty();) {
         ssize_t w = ::write(fd, buf.data() + off, got - off);
         if (w < 0 && errno == EINTR) continue;
@@ -174,6 +321,32 @@ void Package::extract(const std::string& member, const std::string& file) {
   }
   if (::close(fd) != 0 && failure.empty()) failure = std::string("cannot write ") + file + ": " + std::strerror(errno);
   if (!failure.empty()) throw PackageError(label(member) + ": " + failure);
+  verify(member, written, crc);
+}
+
+std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label) {
+  const std::string what = " (a package's metadata is a JSON object of strings)";
+  if (json.size() > MAX_JSON_BYTES)
+    throw PackageError(label + ": " + std::to_string(json.size()) + " bytes, over the JSON size limit of " +
+                       std::to_string(MAX_JSON_BYTES) + " bytes");
+  NlohmannBackend::Document doc;
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string_view> keys;  // views into the parsed document
+  try {
+    const auto root = doc.parse(json);
+    if (root.kind() != JsonKind::Object) throw PackageError(label + ": not a JSON object" + what);
+    root.for_each_member([&](std::string_view key, const auto& value) {
+      if (value.kind() != JsonKind::String)
+        throw PackageError(label + ": the value of " + ticked(key) + " is a JSON " + kind_name(value.kind()) +
+                           ", not a string" + what);
+      if (!keys.insert(key).second) throw PackageError(label + ": key " + ticked(key) + " appears more than once");
+      out.emplace_back(key, value.get_string());
+    });
+  } catch (const Failure& f) {
+    throw PackageError(label + ": not a JSON object" + what + ": " +
+                       (f.issues.empty() ? std::string("invalid JSON") : f.issues.front().message));
+  }
+  return out;
 }
 
 }  // namespace externspec::detail

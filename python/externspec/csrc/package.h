@@ -1,14 +1,20 @@
 // Reading an AOTInductor package (.pt2, a zip whose members sit under one top folder) without
-// trusting it: libtorch's zip reader (caffe2::serialize::PyTorchStreamReader, miniz) reads the
-// central directory; every member name is checked before any member is read, sizes are read from
-// the directory and checked against a limit before a byte is read, and members are written only
-// under names this code chooses, inside a private directory.
+// trusting it. The zip's central directory is read and checked here before libtorch's zip reader
+// (caffe2::serialize::PyTorchStreamReader, miniz) is constructed, as that reader inflates
+// `.data/version` whole while it opens: every member name (absolute names, `.`/`..`/empty
+// components, members outside the top folder, a name recorded twice) and every recorded size
+// (members torch's reader reads as it opens, stored members whose two sizes disagree) is checked
+// first, naming the member. A member's bytes are then read up to its recorded size only and
+// verified against that size and its CRC-32 before use (torch's reader checks neither), and
+// members are written only under names this code chooses, inside a private directory.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,30 +50,48 @@ struct ModelMembers {
   std::optional<std::string> weights;   // <stem>.wrapper_weights.blob
 };
 
+// What the central directory records about a member.
+struct MemberRecord {
+  std::uint64_t size = 0;  // uncompressed
+  std::uint32_t crc = 0;
+};
+
 class Package {
  public:
-  // Throws PackageError: not a zip archive, no top folder, a member name that is absolute or has
-  // an empty, `.` or `..` component (named).
+  // Throws PackageError: not a zip archive, no top folder, a member name that is absolute, has an
+  // empty, `.` or `..` component, lies outside the top folder or is recorded twice, or a member
+  // recorded with sizes over what the reader may take (each named).
   explicit Package(const std::string& path);
   ~Package();
 
   // Throws PackageError naming the models the package has when there is not exactly one library.
   ModelMembers model(const std::string& model_name) const;
-  bool has(const std::string& member) const;
-  std::uint64_t size(const std::string& member);
-  // The member's bytes; PackageError if its recorded size is over `limit` (checked before reading).
+  bool has(const std::string& member) const { return members_.count(member) > 0; }
+  const MemberRecord& record(const std::string& member) const;
+  std::uint64_t size(const std::string& member) const { return record(member).size; }
+  // The member's bytes, verified against its recorded size and CRC-32; PackageError if its
+  // recorded size is over `limit` (checked before reading).
   std::string read(const std::string& member, std::uint64_t limit);
-  // Writes the member to `file` (created exclusively, 0600) in chunks; the caller has checked its size.
+  // Writes the member to `file` (created exclusively, 0600) in chunks and verifies its size and
+  // CRC-32; the caller has checked its size.
   void extract(const std::string& member, const std::string& file);
   // `package!member`, for messages.
   std::string label(const std::string& member) const { return path_ + "!" + member; }
   std::uint64_t file_size() const { return file_size_; }
 
  private:
+  void verify(const std::string& member, std::uint64_t got_size, std::uint32_t got_crc) const;
+
   std::string path_;
   std::uint64_t file_size_ = 0;
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader_;
-  std::vector<std::string> members_;
+  std::map<std::string, MemberRecord> members_;  // by name inside the top folder
 };
+
+// A JSON object whose values are all strings (a package's `*.wrapper_metadata.json`), read with
+// externspec's bounded JSON reader (the decoder's size and nesting limits, MAX_JSON_BYTES and
+// MAX_JSON_DEPTH, applied before and while parsing). Throws PackageError naming `label` and the
+// key: not JSON, not an object, a value that is not a string, a key given twice.
+std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label);
 
 }  // namespace externspec::detail

@@ -8,6 +8,8 @@
 #include <string>
 #include <unordered_map>
 
+#include <externspec/torch/errors.h>
+
 namespace externspec::detail {
 namespace {
 
@@ -54,8 +56,14 @@ std::optional<std::pair<std::string_view, std::size_t>> indexed(std::string_view
   return std::make_pair(id.substr(0, id.size() - suffix.size()), static_cast<std::size_t>(*d));
 }
 
-// `{a, b*c, ...}` -> its items, trimmed; nullopt if the braces do not close on this line.
-std::optional<std::vector<std::string>> brace_list(std::string_view& s) {
+// A tensor's rank as the wrapper may record it: more is refused, so that what a line records
+// costs at most its own bytes (a 60 MiB `assert_size_stride` line of one-character sizes made
+// 15 million strings, +1.1 GB).
+constexpr std::size_t kMaxRank = 1024;
+
+// `{a, b*c, ...}` -> its items, trimmed; nullopt if the braces do not close on this line. Sets
+// `too_many` (and returns nullopt) past kMaxRank items.
+std::optional<std::vector<std::string>> brace_list(std::string_view& s, bool& too_many) {
   if (!eat(s, "{")) return std::nullopt;
   auto close = s.find('}');
   if (close == std::string_view::npos) return std::nullopt;
@@ -70,6 +78,10 @@ std::optional<std::vector<std::string>> brace_list(std::string_view& s) {
     if (c == ')') --depth;
     if (c == ',' && depth == 0) {
       auto item = trim(body.substr(start, i - start));
+      if (!item.empty() && items.size() == kMaxRank) {
+        too_many = true;
+        return std::nullopt;
+      }
       if (!item.empty()) items.emplace_back(item);
       start = i + 1;
     }
@@ -88,6 +100,9 @@ std::optional<c10::ScalarType> scalar_type_named(std::string_view k_name) {
 }
 
 struct Parser {
+  const std::string& label;
+  const std::vector<std::string>& names;  // the library's input names, or empty
+  std::size_t line_number = 0;
   std::size_t num_inputs;
   std::vector<RecordedInput> specs;
   std::unordered_map<std::string, std::size_t> index_of;  // wrapper variable -> input index
@@ -100,8 +115,10 @@ struct Parser {
   void bind(std::string_view var, std::string_view& rest, std::string_view close) {
     if (!eat(rest, "[")) return;
     auto i = integer(rest);
-    if (i && *i >= 0 && static_cast<std::uint64_t>(*i) < num_inputs && eat(rest, close))
-      index_of[std::string(var)] = static_cast<std::size_t>(*i);
+    if (!i || *i < 0 || static_cast<std::uint64_t>(*i) >= num_inputs || !eat(rest, close)) return;
+    const auto index = static_cast<std::size_t>(*i);
+    if (index < names.size() && names[index] != var) return;  // not the library's name for it
+    index_of[std::string(var)] = index;
   }
 
   void line(std::string_view s) {
@@ -110,15 +127,22 @@ struct Parser {
     // `if (...) { assert_size_stride(VAR, {sizes}, {strides}, "input"); }` (first: the line starts with `if`)
     if (auto at = s.find("assert_size_stride("); at != std::string_view::npos) {
       rest = s.substr(at + std::string_view("assert_size_stride(").size());
-      RecordedInput* in = spec(ident(rest));
+      std::string_view var = ident(rest);
+      RecordedInput* in = spec(var);
       if (!in || !eat(rest, ", ")) return;
-      auto sizes = brace_list(rest);
-      if (!sizes || !eat(rest, ", ")) return;
-      auto strides = brace_list(rest);
-      if (!strides || !eat(rest, ", \"input\")") || strides->size() != sizes->size()) return;
-      in->rank = sizes->size();
-      in->sizes = std::move(*sizes);
-      in->strides = std::move(*strides);
+      bool too_many = false;
+      auto sizes = brace_list(rest, too_many);
+      if (sizes && eat(rest, ", ")) {
+        auto strides = brace_list(rest, too_many);
+        if (strides && eat(rest, ", \"input\")") && strides->size() == sizes->size()) {
+          in->rank = sizes->size();
+          in->sizes = std::move(*sizes);
+          in->strides = std::move(*strides);
+        }
+      }
+      if (too_many)
+        throw PackageError(label + ": line " + std::to_string(line_number) + ": the sizes or strides recorded for `" +
+                           std::string(var) + "` list more than " + std::to_string(kMaxRank) + " dimensions");
       return;
     }
     if (eat(rest, "ConstantHandle ")) {  // ConstantHandle VAR = ConstantHandle(input_handles[N]);
@@ -158,6 +182,11 @@ struct Parser {
       auto bound = integer(rest);
       RecordedInput* in = spec(sz->first);
       if (!bound || !in || !eat(rest, ") {")) return;
+      // A lower bound of 2 is the compiler's assumption about every dynamic size (it never
+      // specializes 0 and 1), whatever the model declared: Dim(min=1) and Dim(min=2) both write
+      // `< 2`, and a Dim(min=1) model runs size 1 (torch's test_dynamic_cat). Only a higher bound
+      // is known to be the model's own.
+      if (below && *bound <= 2) return;
       (below ? in->min_size : in->max_size)[sz->second] = *bound;
       return;
     }
@@ -176,9 +205,12 @@ struct Parser {
 
 }  // namespace
 
-std::vector<RecordedInput> recorded_inputs_from_wrapper(std::string_view source, std::size_t num_inputs) {
-  Parser p{num_inputs, std::vector<RecordedInput>(num_inputs), {}};
+std::vector<RecordedInput> recorded_inputs_from_wrapper(std::string_view source, std::size_t num_inputs,
+                                                        const std::string& label,
+                                                        const std::vector<std::string>& names) {
+  Parser p{label, names, 0, num_inputs, std::vector<RecordedInput>(num_inputs), {}};
   while (!source.empty()) {
+    ++p.line_number;
     auto nl = source.find('\n');
     p.line(source.substr(0, nl));
     if (nl == std::string_view::npos) break;

@@ -10,8 +10,14 @@
 //   assert_size_stride(arg2_1, {s77, 4L}, {4L, 1L}, "input");        // rank, sizes, strides
 //
 // Read line by line in one pass (linear time on any text); lines that do not match are ignored.
+// What is kept costs at most the source's own bytes: a line recording more than 1,024 dimensions
+// for an input is a PackageError naming `label` (the member) and the line. `names` are the
+// library's own input names (AOTInductorModelContainerGetInputName: `arg0_1`, ...), or empty:
+// what a source records under another name for input N is not this library's and is not kept
+// (the input is then unrecorded).
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +25,8 @@
 
 namespace externspec::detail {
 
-std::vector<RecordedInput> recorded_inputs_from_wrapper(std::string_view source, std::size_t num_inputs);
+std::vector<RecordedInput> recorded_inputs_from_wrapper(std::string_view source, std::size_t num_inputs,
+                                                        const std::string& label,
+                                                        const std::vector<std::string>& names);
 
 }  // namespace externspec::detail

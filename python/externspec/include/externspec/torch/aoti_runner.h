@@ -4,17 +4,34 @@
 //   externspec::AOTIRunner runner("model.pt2", {});          // or options: model name, device, ...
 //   std::vector<at::Tensor> out = runner.run({x, y});
 //
-// Loading reads the zip with libtorch's reader (caffe2::serialize::PyTorchStreamReader): every
-// member name is checked before anything is read (absolute names and `..` components are refused,
-// naming the member), member sizes are checked against limits before reading, and only the
-// members the model needs (its library and weight blob) are written, into a private 0700
-// temporary directory that is removed when loading fails and when the runner is destroyed.
+// Loading reads the zip's central directory itself before libtorch's reader
+// (caffe2::serialize::PyTorchStreamReader) opens it: every member name is checked (absolute
+// names, `.`/`..`/empty components, members outside the top folder and names recorded twice are
+// refused, naming the member), and so is every recorded size that is read before a check of the
+// runner's own (the members torch's reader inflates as it opens: 4 KiB each). Every member the
+// runner uses is read up to its recorded size only, against a limit checked before reading
+// (the extern-kernel file: MAX_JSON_BYTES; the metadata: 1 MiB; the wrapper source:
+// max_source_bytes; the library and weight blob: max_extracted_bytes), and verified against its
+// recorded size and CRC-32 before use. JSON (the extern-kernel file, `*.wrapper_metadata.json`)
+// goes through externspec's bounded reader (MAX_JSON_BYTES, MAX_JSON_DEPTH). Only the members
+// the model needs (its library and weight blob) are written, into a private 0700 temporary
+// directory that is removed when loading fails and, on the CPU, once the model is loaded.
+// A model library cannot be unmapped (its STB_GNU_UNIQUE symbols make it NODELETE, as under
+// torch's loader): each distinct library stays loaded for the life of the process, and loading
+// the same bytes again (compared in full) reuses it, mapping nothing new.
 // Weights may live in the library or in a `*.wrapper_weights.blob` beside it (given to the model
 // before its first run, as torch's loader does). Every run checks the inputs against what the
 // package records about them (count, dtype, rank, sizes and the ranges of dynamic sizes, sizes
-// shared between inputs, strides, device, layout), owns each output handle once (a model may
-// return one tensor in several slots), and turns the model's own failure into a ModelError
-// carrying the model's message.
+// shared between inputs, strides, device, layout) and that each has data behind every element
+// it addresses (a FakeTensor, a Python-dispatching subclass, a tensor without storage or a view
+// past its storage is refused), owns each output handle once (a model may return one tensor in
+// several slots), and turns the model's own failure into a ModelError carrying the model's
+// message, or ATen's for a C-shim call of the model's own that failed. Only the `*.wrapper.cpp`
+// records dtypes and shapes (the library records the input count and names, the call spec the
+// pytree, the metadata the device); a record applies to an input only under the library's own
+// name for it. An input without a record makes loading warn (or, with require_input_records,
+// refuses the package). The minimum 2 the compiler writes for every dynamic size is its own
+// assumption, not the model's (a Dim(min=1) model runs size 1): only higher minimums are checked.
 //
 // Threads: one runner serves many threads. `run` may be called from any number of threads at once;
 // up to `num_models` calls run in parallel, each on its own model instance of torch's container,
@@ -77,6 +94,10 @@ struct AOTIRunnerOptions {
   std::uint64_t max_extracted_bytes = 0;
   // Limit on the wrapper source read for the input checks (it is read into memory).
   std::uint64_t max_source_bytes = std::uint64_t{64} << 20;
+  // A package that records no dtype and shape for some input (the records are in its
+  // `*.wrapper.cpp`, which a model does not need to run): false warns at load (TORCH_WARN, a
+  // Python warning) and runs with the checks that need no record; true refuses it (PackageError).
+  bool require_input_records = false;
 };
 
 // What the package records about one input; each field is unset when the package does not say.

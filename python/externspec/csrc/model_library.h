@@ -1,0 +1,25 @@
+// A package's model library, loaded once per process per content.
+//
+// A model library cannot be unloaded: its STB_GNU_UNIQUE symbols make the dynamic loader mark it
+// NODELETE (torch's own loader has the same property), so dlclose leaves it mapped. Loading a
+// package's copy of it under a fresh temporary name each time mapped it again (1,000 load/close
+// cycles of one package: +6,000 mappings, +286 MiB). Here each library that was loaded is kept
+// with an open descriptor on its (deleted) file, and a library whose bytes equal one already
+// loaded (same size and CRC-32, then compared byte for byte: a colliding CRC gets no other
+// model's code) gets that handle back: loading the same model again maps nothing new. Distinct
+// libraries stay mapped until the process ends.
+#pragma once
+
+#include <string>
+
+#include "package.h"
+
+namespace externspec::detail {
+
+// Extracts `member` of `package` to `file` (verified: size and CRC-32) and returns the dlopen
+// (RTLD_NOW | RTLD_LOCAL) handle of that library, shared with every other runner of the same
+// bytes. Thread-safe. Throws PackageError naming `label` when the library cannot be loaded.
+void* load_model_library(Package& package, const std::string& member, const std::string& file,
+                         const std::string& label);
+
+}  // namespace externspec::detail
