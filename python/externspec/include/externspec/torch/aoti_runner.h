@@ -33,16 +33,17 @@
 // refuses the package). The minimum 2 the compiler writes for every dynamic size is its own
 // assumption, not the model's (a Dim(min=1) model runs size 1): only higher minimums are checked.
 //
-// Threads: one runner serves many threads. `run` may be called from any number of threads at once;
-// up to `num_models` calls run in parallel, each on its own model instance of torch's container,
-// and further calls wait in the runner for an instance to come free (not in the container: torch
-// 2.13's container does not wake a waiting call when a run fails, and that call would wait forever). What `run` reads
-// of the runner (the input checks, the executor's plans, the custom objects) is fixed at load; the
-// per-call state (the input checks' symbol values, the executor's boxed stack and last error, and
-// the model's own last error in torch's runtime) is per thread. The accessors are const and safe from any thread. Not safe: destroying the runner
-// while a `run` is in progress, and `run_with` with an executor that is not itself thread-safe.
-// Torchbind objects are shared by every thread: a method that mutates its object (a queue's `push`)
-// is as thread-safe as its class makes it.
+// Threads: one runner serves many threads. `run` may be called from any number of threads at
+// once; up to `num_models` calls run in parallel, each on its own model instance of torch's
+// container, and further calls wait in the runner for an instance to come free (not in the
+// container: torch 2.13's container does not wake a waiting call when a run fails, and that call
+// would wait forever). What `run` reads of the runner (the input checks, the executor's plans, the
+// custom objects) is fixed at load; the per-call state (the input checks' symbol values, the
+// executor's boxed stack and last error, the C shim's and the model's own last error in torch's
+// runtime) is per thread. The accessors are const and safe from any thread. Not safe: destroying
+// the runner while a `run` is in progress, and `run_with` with an executor that is not itself
+// thread-safe. Torchbind objects are shared by every thread: a method that mutates its object (a
+// queue's `push`) is as thread-safe as its class makes it.
 //
 // Facts this relies on (docs/aoti-packages.md): the library has no RPATH (libtorch must be loaded first), it is
 // dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a second model run the first one's code), the
