@@ -6,7 +6,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup generate check-generated check-schema lint typecheck docs test bench demo fuzz clean
+.PHONY: help setup generate check-generated check-schema lint typecheck docs test bench demo fuzz clean gpu-wheels gpu-check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -57,6 +57,18 @@ fuzz: $(STAMP) ## libFuzzer on the C++ decoder (both backends) and the executor 
 
 demo: $(STAMP) ## the main job: real torch artifacts through externspec
 	$(PY) -m externspec.demo
+
+# The GPU check runs offline on a machine with Python 3.12 and a CUDA torch but no pydantic: its
+# wheels (the versions pinned here) are downloaded beforehand into .gpu-wheels/ and carried there.
+GPU_WHEELS ?= .gpu-wheels
+GPU_PYTHON_VERSION ?= 3.12
+gpu-wheels: $(STAMP) ## download the wheels gpu-check installs offline (pydantic and its dependencies, cp312) into .gpu-wheels/
+	$(PY) -m pip download -q --no-deps --only-binary=:all: --python-version $(GPU_PYTHON_VERSION) \
+		--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d $(GPU_WHEELS) \
+		$$($(PY) -m pip freeze | grep -iE '^(pydantic|pydantic[-_]core|typing[-_]extensions|annotated[-_]types|typing[-_]inspection)==')
+
+gpu-check: ## on a GPU machine, offline: build es.cpp with CUDA, run the CUDA zoo through both runners (tests/gpu/)
+	bash tests/gpu/run.sh $(GPU_CHECK_ARGS)
 
 clean: ## remove build caches (keeps .venv)
 	rm -rf build site .pytest_cache .mypy_cache .ruff_cache

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import externspec as es
 from externspec import cli, wire
 from externspec.commands import _output
+from externspec.errors import problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -412,7 +413,7 @@ def test_decode_error_lists_every_problem_with_its_kind() -> None:
 
 
 def test_str_of_a_decode_error_stops_at_the_limit() -> None:
-    many = [(f"$.nodes[{i}].name", "expected `str`, got `int`") for i in range(100)]
+    many = [problem("type", f"$.nodes[{i}].name", "expected `str`, got `int`") for i in range(100)]
     text = str(es.DecodeError(many, source="f.json"))
     assert text.splitlines()[0] == "f.json: $.nodes[0].name: expected `str`, got `int` (and 99 more)"
     assert len(text.splitlines()) == 21 and text.endswith("... 80 more not shown")

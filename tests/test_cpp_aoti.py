@@ -130,6 +130,24 @@ def test_executor_errors_cross_the_compiled_models_boundary(abi_package: Path, t
         runner(*cm.MODELS["abi"].inputs(4))
 
 
+def test_the_runners_device_replaces_the_serialized_one(abi_package: Path, tmp_path: Path) -> None:
+    """A package whose extern calls were serialized on cuda:1 runs on the CPU runner equal to eager:
+    the custom op `all_inputs` receives the runner's device (cpu), as in torch 2.14's runner (torch
+    2.13's passes the serialized device: its result differs from eager; docs/torch-compat.md)."""
+    def on_cuda_1(text: str) -> str:
+        doc = json.loads(text)
+        devices = [i["arg"] for n in doc["nodes"] for i in n["node"]["inputs"] if "as_device" in i["arg"]]
+        assert devices
+        for arg in devices:
+            arg["as_device"] = {"type": "cuda", "index": 1}
+        return json.dumps(doc)
+
+    model = cm.MODELS["abi"]
+    inputs = model.inputs(4)
+    assert_all_equal(flat(es.cpp.AOTIRunner(_repack(abi_package, tmp_path, on_cuda_1))(*inputs)),
+                     flat(model.module(*inputs)))
+
+
 @pytest.mark.parametrize(("edit", "kind", "match"), [
     (lambda t: t[: len(t) // 2], es.DecodeError, r"edited\.pt2!.*\.wrapper\.json: \$: Invalid JSON"),
     (lambda t: t.replace("externspec_test::tuple_out", "externspec_test::gone"), es.SpecMismatchError,

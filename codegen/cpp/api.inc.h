@@ -8,11 +8,12 @@ using DefaultBackend = NlohmannBackend;
 namespace detail {
 
 inline DecodeError to_decode_error(Failure& f) {
-  std::vector<std::pair<std::string, std::string>> errors;
+  std::vector<ErrorDetail> errors;
   const bool truncated = f.issues.size() > MAX_DECODE_ERRORS;
   if (truncated) f.issues.resize(MAX_DECODE_ERRORS);
-  for (auto& i : f.issues) errors.emplace_back("$" + i.path, std::move(i.message));
-  if (errors.empty()) errors.emplace_back("$", "invalid document");
+  for (auto& i : f.issues)
+    errors.push_back(ErrorDetail{error_kind_name(i.kind), "$" + i.path, std::move(i.message), std::move(i.key)});
+  if (errors.empty()) errors.push_back(ErrorDetail{error_kind_name(IssueKind::Syntax), "$", "invalid document", {}});
   return DecodeError(std::move(errors), truncated);
 }
 
@@ -70,8 +71,10 @@ T decode_root(const V& root, bool strict) {
 template <class T, class Backend = DefaultBackend>
 T decode(std::string_view json, bool strict = false) {
   if (json.size() > MAX_JSON_BYTES)  // before any parsing or allocation, as Python
-    throw DecodeError({{"$", "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
-                                 std::to_string(MAX_JSON_BYTES) + " bytes"}});
+    throw DecodeError({ErrorDetail{detail::error_kind_name(detail::IssueKind::Limit), "$",
+                                   "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
+                                       std::to_string(MAX_JSON_BYTES) + " bytes",
+                                   {}}});
   thread_local typename Backend::Document doc;
   std::optional<typename Backend::Value> root;
   try {

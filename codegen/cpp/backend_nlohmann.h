@@ -156,9 +156,18 @@ struct NlohmannBackend {
       // Drop the echo of the input ("; last read: ..."): it may hold the very bytes that are invalid.
       auto echo = what.find("; last read:");
       error_ = "Invalid JSON: " + (echo == std::string::npos ? what : what.substr(0, echo));
+      kind_ = encoding_error(what) ? detail::IssueKind::Encoding : detail::IssueKind::Syntax;
       return false;
     }
+    // nlohmann's lexer reports every error as one exception type (parse_error 101) whose only
+    // detail is its description; its descriptions are fixed strings, so the text ill-formed UTF-8
+    // and lone surrogates are told apart by is nlohmann's own vocabulary, read here, where the
+    // parser's verdict enters the decoder.
+    static bool encoding_error(const std::string& what) {
+      return what.find("ill-formed UTF-8") != std::string::npos || what.find("surrogate U+") != std::string::npos;
+    }
     const std::string& error() const { return error_; }
+    detail::IssueKind error_kind() const { return kind_; }
 
    private:
     Span store(const std::string& s) {
@@ -178,6 +187,7 @@ struct NlohmannBackend {
     bool open(JsonKind kind) {
       if (stack_.size() > static_cast<std::size_t>(MAX_JSON_DEPTH)) {
         error_ = "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels";
+        kind_ = detail::IssueKind::Limit;
         return false;
       }
       push(kind);
@@ -192,6 +202,7 @@ struct NlohmannBackend {
     Tape& t_;
     std::vector<std::uint32_t> stack_;
     std::string error_;
+    detail::IssueKind kind_ = detail::IssueKind::Syntax;
   };
 
   class Document {
@@ -205,7 +216,7 @@ struct NlohmannBackend {
       tape_.strings.reserve(json.size());
       Builder b(tape_);
       bool ok = sax_parse_json(json, b);
-      if (!ok || tape_.size() == 0) detail::fail(detail::IssueKind::Syntax, b.error().empty() ? "Invalid JSON" : b.error());
+      if (!ok || tape_.size() == 0) detail::fail(b.error_kind(), b.error().empty() ? "Invalid JSON" : b.error());
       return Value(&tape_, 0);
     }
 

@@ -129,7 +129,7 @@ void decode_fields(const V& v, void* out, const Field<Decoding<V>>* fields, std:
     if (seen[i])
       c.part_at_field(f.name, [&] { f.slot.decode(slot[i], out, ctx); });
     else if (f.presence == Presence::Required)
-      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`");
+      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`", std::string(f.name));
   }
   unknown.report(c);
   c.finish();
@@ -282,7 +282,8 @@ std::string allowed_values() {
   return out;
 }
 
-// An enum value, strictly: a JSON integer (no bools, floats or names) that names a value of E.
+// An enum value, strictly: a JSON integer that names a value of E. Any other JSON type (a name, a
+// bool, a float) is a type problem, as in Python: enums are integers on the wire.
 template <class E, class V>
 E decode_enum(const V& v) {
   switch (v.kind()) {
@@ -295,11 +296,7 @@ E decode_enum(const V& v) {
     case JsonKind::UInt:
     case JsonKind::BigInt:
       fail(IssueKind::Enum, "invalid enum value " + v.number_text() + ": input should be " + allowed_values<E>());
-    case JsonKind::String:
-      fail(IssueKind::Enum,
-           "invalid enum value '" + std::string(v.get_string()) + "': input should be " + allowed_values<E>());
     default:
-      fail(IssueKind::Enum, std::string("invalid enum value of type `") + kind_name(v.kind()) +
-                                "`: input should be " + allowed_values<E>());
+      fail_type("int", v.kind());
   }
 }

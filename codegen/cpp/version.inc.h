@@ -21,15 +21,16 @@ struct ExternspecVersioned {
   static void check_major(std::int64_t major, std::int64_t minor) {
     // Majors start at 1 and minors at 0 (Python: externspec.version._check_range).
     if (major < 1 || minor < 0)
-      throw VersionError("$.schema_version: document schema " + version_text(major, minor) +
-                         " is not a schema version (majors start at 1, minors at 0)");
+      throw VersionError("$.schema_version", "document schema " + version_text(major, minor) +
+                                                 " is not a schema version (majors start at 1, minors at 0)");
     if (major == SCHEMA_VERSION.major) return;
-    std::string text = "$.schema_version: document schema " + version_text(major, minor) + " has major version " +
+    std::string text = "document schema " + version_text(major, minor) + " has major version " +
                        std::to_string(major) + "; this reader (schema " +
                        version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) + ") reads major " +
                        std::to_string(SCHEMA_VERSION.major) + " only: ";
-    throw VersionError(text + (major > SCHEMA_VERSION.major ? "upgrade externspec"
-                                                            : "upgrade the file with `externspec upgrade IN OUT`"));
+    throw VersionError("$.schema_version", text + (major > SCHEMA_VERSION.major
+                                                       ? "upgrade externspec"
+                                                       : "upgrade the file with `externspec upgrade IN OUT`"));
   }
 
   static void check(const T& doc) {
@@ -63,12 +64,12 @@ struct ExternspecVersioned {
     if (version->second <= SCHEMA_VERSION.minor) return;
     for (const auto& issue : issues) {
       if (issue.kind != IssueKind::Unknown) continue;
-      auto open = issue.message.find('`');
-      std::string key = issue.message.substr(open + 1, issue.message.size() - open - 2);
-      throw VersionError("$" + issue.path + ": key `" + key + "` is unknown to schema " +
-                         version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) +
-                         "; the document was written with schema " + version_text(version->first, version->second) +
-                         " (a newer minor version that added it): upgrade externspec to read it");
+      throw VersionError("$" + issue.path,
+                         "key `" + issue.key + "` is unknown to schema " +
+                             version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) +
+                             "; the document was written with schema " + version_text(version->first, version->second) +
+                             " (a newer minor version that added it): upgrade externspec to read it",
+                         issue.key);
     }
   }
 };
@@ -81,7 +82,7 @@ struct TorchExportVersioned {
   static void check(const T& doc) {
     const auto& v = doc.schema_version;
     if ((v.major != 0 || v.minor != 0) && v.major != TorchMajor)
-      throw VersionError("$.schema_version: torch export schema " + version_text(v.major, v.minor) + " is not major " +
+      throw VersionError("$.schema_version", "torch export schema " + version_text(v.major, v.minor) + " is not major " +
                          std::to_string(TorchMajor) + ", the torch export schema this reader mirrors");
   }
   template <class V>

@@ -26,10 +26,12 @@ _TRUNCATED = (IndexError, struct.error)
 
 
 class _Fail(Exception):
-    """A decode problem; the path is collected while the stack unwinds (innermost part first)."""
+    """A decode problem of one ERROR_KINDS kind; the path is collected while the stack unwinds
+    (innermost part first)."""
 
-    def __init__(self, message: str, offset: int):
+    def __init__(self, kind: str, message: str, offset: int):
         super().__init__(message)
+        self.kind = kind
         self.message = message
         self.offset = offset
         self.parts: list[str] = []
@@ -39,7 +41,7 @@ class _Fail(Exception):
 
 
 def _truncated(offset: int, size: int) -> _Fail:
-    return _Fail(f"input truncated: the value runs past the end of the input ({size} bytes)", offset)
+    return _Fail("truncated", f"input truncated: the value runs past the end of the input ({size} bytes)", offset)
 
 
 # --- the schema side: wire types of the generated classes ------------------------------------------
@@ -198,7 +200,7 @@ class _Codec(ABC):
             value, pos = read_i32(buf, pos, depth)
             member = members.get(value)
             if member is None:
-                raise _Fail(f"invalid enum value {value} for `{cls.__name__}`", pos - 1)
+                raise _Fail("enum", f"invalid enum value {value} for `{cls.__name__}`", pos - 1)
             return member, pos
 
         return read_enum
@@ -233,10 +235,11 @@ def _union_check(cls: type, out: dict[str, Any], pos: int) -> None:
     if len(known) == 1:
         return
     if known:
-        raise _Fail(f"expected exactly one member of `{cls.__name__}`, got {len(known)} ({', '.join(known)})", pos)
+        raise _Fail("union", f"expected exactly one member of `{cls.__name__}`, got {len(known)} "
+                             f"({', '.join(known)})", pos)
     unknown = [k.removeprefix(UNKNOWN_KEY) for k in out]
     extra = f" (only unknown field ids {', '.join(unknown)})" if unknown else ""
-    raise _Fail(f"expected exactly one member of `{cls.__name__}`, got 0{extra}", pos)
+    raise _Fail("union", f"expected exactly one member of `{cls.__name__}`, got 0{extra}", pos)
 
 
 def _int_range(name: str) -> Callable[[int], None]:
@@ -245,36 +248,36 @@ def _int_range(name: str) -> Callable[[int], None]:
 
     def check(v: int) -> None:
         if not lo <= v <= hi:
-            raise _Fail(f"integer {v} out of range for `{name}`", -1)
+            raise _Fail("int_range", f"integer {v} out of range for `{name}`", -1)
 
     return check
 
 
 def _check_depth(depth: int, pos: int) -> None:
     if depth > MAX_JSON_DEPTH:
-        raise _Fail(f"nesting deeper than {MAX_JSON_DEPTH} levels", pos)
+        raise _Fail("limit", f"nesting deeper than {MAX_JSON_DEPTH} levels", pos)
 
 
 def _read_string_at(buf: bytes, pos: int, n: int) -> tuple[str, int]:
     if n < 0:
-        raise _Fail(f"negative string length {n}", pos)
+        raise _Fail("syntax", f"negative string length {n}", pos)
     end = pos + n
     if end > len(buf):
         raise _truncated(pos, len(buf))
     try:
         return buf[pos:end].decode("utf-8"), end
     except UnicodeDecodeError as e:
-        raise _Fail(f"invalid UTF-8 in string: {e.reason}", pos + e.start) from None
+        raise _Fail("encoding", f"invalid UTF-8 in string: {e.reason}", pos + e.start) from None
 
 
 def _check_count(n: int, pos: int, buf: bytes, what: str, min_bytes: int = 1) -> None:
     """Every element takes at least `min_bytes` (one, or what its type's required fields take): a
     count beyond the input is corrupt, not a big list."""
     if n < 0:
-        raise _Fail(f"negative {what} size {n}", pos)
+        raise _Fail("syntax", f"negative {what} size {n}", pos)
     if n * min_bytes > len(buf) - pos:
         each = f" of at least {min_bytes} bytes each" if min_bytes > 1 else ""
-        raise _Fail(f"{what} declares {n} elements{each} but only {len(buf) - pos} bytes remain", pos)
+        raise _Fail("truncated", f"{what} declares {n} elements{each} but only {len(buf) - pos} bytes remain", pos)
 
 
 def _field_loop_errors(e: BaseException, name_part: str, start: int, size: int) -> _Fail:

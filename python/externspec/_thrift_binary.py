@@ -46,7 +46,7 @@ class _Binary(_Codec):
             def read_bool(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
                 b = buf[pos]
                 if b > 1:
-                    raise _Fail(f"invalid bool byte {b}", pos)
+                    raise _Fail("syntax", f"invalid bool byte {b}", pos)
                 return b == 1, pos + 1
             return read_bool
         if name == "string":
@@ -90,7 +90,7 @@ class _Binary(_Codec):
             _check_depth(depth, pos)
             etype, n = unpack_header(buf, pos)
             if etype != elem_id:
-                raise _Fail(f"{kind} of {_TTYPE_NAMES.get(etype, etype)}, expected {kind} of "
+                raise _Fail("type", f"{kind} of {_TTYPE_NAMES.get(etype, etype)}, expected {kind} of "
                             f"{_TTYPE_NAMES[elem_id]}", pos)
             pos += 5
             _check_count(n, pos, buf, kind, min_elem)
@@ -130,8 +130,8 @@ class _Binary(_Codec):
             _check_depth(depth, pos)
             ktype, vtype, n = unpack_header(buf, pos)
             if n and (ktype, vtype) != (key_id, value_id):
-                raise _Fail(f"map<{_TTYPE_NAMES.get(ktype, ktype)}, {_TTYPE_NAMES.get(vtype, vtype)}>, expected "
-                            f"map<{_TTYPE_NAMES[key_id]}, {_TTYPE_NAMES[value_id]}>", pos)
+                raise _Fail("type", f"map<{_TTYPE_NAMES.get(ktype, ktype)}, {_TTYPE_NAMES.get(vtype, vtype)}>, "
+                                    f"expected map<{_TTYPE_NAMES[key_id]}, {_TTYPE_NAMES[value_id]}>", pos)
             pos += 6
             _check_count(n, pos, buf, "map")
             out = {}
@@ -184,7 +184,7 @@ class _Binary(_Codec):
                     continue
                 name, want, read, wire = entry
                 if ttype != want:
-                    fail = _Fail(f"field {fid} (`{name}`) has wire type {_TTYPE_NAMES.get(ttype, ttype)}, "
+                    fail = _Fail("type", f"field {fid} (`{name}`) has wire type {_TTYPE_NAMES.get(ttype, ttype)}, "
                                  f"expected {wire}", pos - 3)
                     fail.parts.append(f".{name}")
                     raise fail
@@ -245,4 +245,4 @@ class _Binary(_Codec):
             for _ in range(n):
                 pos = self.skip(buf, self.skip(buf, pos, ktype, depth + 1), vtype, depth + 1)
             return pos
-        raise _Fail(f"unknown binary protocol type id {type_id}", pos)
+        raise _Fail("syntax", f"unknown binary protocol type id {type_id}", pos)

@@ -43,7 +43,7 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
             return result, pos
         shift += 7
         if shift > 63:
-            raise _Fail("varint longer than 10 bytes", pos)
+            raise _Fail("syntax", "varint longer than 10 bytes", pos)
 
 
 _SMALL_VARINTS = [bytes((i,)) for i in range(128)]
@@ -78,7 +78,7 @@ class _Compact(_Codec):
             def read_bool(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
                 b = buf[pos]
                 if b not in (0, 1, 2):
-                    raise _Fail(f"invalid bool byte {b}", pos)
+                    raise _Fail("syntax", f"invalid bool byte {b}", pos)
                 return b == 1, pos + 1
             return read_bool
         if name == "byte":
@@ -149,7 +149,7 @@ class _Compact(_Codec):
             if n == 15:
                 n, pos = _read_varint(buf, pos)
             if n and _bool_as_one(etype) != elem_id:
-                raise _Fail(f"{kind} of {_CTYPE_NAMES.get(etype, etype)}, expected {kind} of "
+                raise _Fail("type", f"{kind} of {_CTYPE_NAMES.get(etype, etype)}, expected {kind} of "
                             f"{_CTYPE_NAMES[elem_id]}", start)
             _check_count(n, pos, buf, kind, min_elem)
             out = []
@@ -187,8 +187,8 @@ class _Compact(_Codec):
             pos += 1
             ktype, vtype = types >> 4, types & 0x0F
             if (_bool_as_one(ktype), _bool_as_one(vtype)) != (key_id, value_id):
-                raise _Fail(f"map<{_CTYPE_NAMES.get(ktype, ktype)}, {_CTYPE_NAMES.get(vtype, vtype)}>, expected "
-                            f"map<{_CTYPE_NAMES[key_id]}, {_CTYPE_NAMES[value_id]}>", start)
+                raise _Fail("type", f"map<{_CTYPE_NAMES.get(ktype, ktype)}, {_CTYPE_NAMES.get(vtype, vtype)}>, "
+                                    f"expected map<{_CTYPE_NAMES[key_id]}, {_CTYPE_NAMES[value_id]}>", start)
             _check_count(n, pos, buf, "map")
             k: Any = "(key)"
             try:
@@ -251,7 +251,7 @@ class _Compact(_Codec):
                     out[name] = ctype == 1
                     continue
                 if ctype != want:
-                    fail = _Fail(f"field {fid} (`{name}`) has wire type {_CTYPE_NAMES.get(ctype, ctype)}, "
+                    fail = _Fail("type", f"field {fid} (`{name}`) has wire type {_CTYPE_NAMES.get(ctype, ctype)}, "
                                  f"expected {wire}", pos - 1)
                     fail.parts.append(f".{name}")
                     raise fail
@@ -335,7 +335,7 @@ class _Compact(_Codec):
                 pos = self._skip_element(buf, pos, types >> 4, depth + 1)
                 pos = self._skip_element(buf, pos, types & 0x0F, depth + 1)
             return pos
-        raise _Fail(f"unknown compact protocol type id {type_id}", pos)
+        raise _Fail("syntax", f"unknown compact protocol type id {type_id}", pos)
 
     def _skip_element(self, buf: bytes, pos: int, type_id: int, depth: int) -> int:
         """Container elements of type bool take one byte (fields carry theirs in the header)."""

@@ -13,10 +13,12 @@ always build from source.
 
 * `ProxyExecutor(spec | path, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
-* `AOTIRunner(package_path, model_name="model")` loads a package made by
-  `torch._inductor.aoti_compile_and_package` (CPU) and runs it with externspec's executor as the
-  proxy executor: `runner(*inputs)` returns what torch's `aoti_load_package(...)(*inputs)` returns.
-  Calls release the GIL and may come from many threads; `num_models=N` lets N of them run at once.
+* `AOTIRunner(package_path, model_name="model", device="cpu")` loads a package made by
+  `torch._inductor.aoti_compile_and_package` (for the CPU, or for CUDA in a build with CUDA:
+  docs/cuda.md) and runs it with externspec's executor as the proxy executor: `runner(*inputs)`
+  returns what torch's `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)`
+  runs on a given CUDA stream. Calls release the GIL and may come from many threads;
+  `num_models=N` lets N of them run at once.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from .errors import (
     SpecMismatchError,
     UnsupportedError,
     VersionError,
+    problem,
 )
 from .wire import dumps, read_bounded
 
@@ -79,6 +82,9 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
     if not CSRC.is_dir():
         raise ExternSpecError(f"cannot build es.cpp: its C++ sources are not installed ({CSRC} is missing); "
                               "building with custom flags needs a source checkout or the sdist")
+    cuda = cuda_build()
+    if cuda:
+        extra_cflags = [*extra_cflags, "-DUSE_CUDA"]
     name = f"externspec_cpp_{_source_hash([*extra_cflags, *extra_ldflags])}"
     build_dir = cache_dir() / "cpp" / name
     library = build_dir / f"{name}.so"
@@ -87,6 +93,10 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
         print(f"externspec: compiling es.cpp's C++ extension from {CSRC} into {build_dir} (once per source "
               "change; a few minutes)...", file=sys.stderr, flush=True)
         start = time.monotonic()
+        # es.cpp has no CUDA sources, so the CUDA arch list only feeds nvcc flags nothing uses; torch
+        # derives it from the visible GPUs and fails with none (compiling on a machine without one).
+        if cuda and not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
+            os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
         module = cpp_extension.load(
             name=name,
             # Every csrc/*.cpp: the runtime and module.cpp (the binding), as CMakeLists.txt has them.
@@ -96,6 +106,7 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
             extra_include_paths=[str(INCLUDE), str(CSRC)],
             build_directory=str(build_dir),
             verbose=verbose,
+            with_cuda=cuda,
         )
         print(f"externspec: built {library} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
         return module
@@ -105,6 +116,18 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), v
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def cuda_build() -> bool:
+    """Whether a source build of es.cpp compiles its CUDA path (USE_CUDA): torch is a CUDA build and
+    a CUDA toolkit with its headers is found (torch.utils.cpp_extension.CUDA_HOME: $CUDA_HOME, or
+    where nvcc is). EXTERNSPEC_CPP_CUDA=0 builds without it."""
+    from torch.utils import cpp_extension
+
+    if os.environ.get("EXTERNSPEC_CPP_CUDA", "1") == "0" or torch.version.cuda is None:
+        return False
+    home = cpp_extension.CUDA_HOME
+    return home is not None and (Path(home) / "include" / "cuda_runtime_api.h").is_file()
 
 
 def prebuilt() -> ModuleType | None:
@@ -132,7 +155,7 @@ def extension() -> ModuleType:
             if module is None:
                 module = build(flags, ldflags)
             module._register_errors(DecodeError, VersionError, SpecMismatchError, CallError, UnsupportedError,
-                                    PackageError, ModelError)
+                                    PackageError, ModelError, problem)
             _module = module
         return _module
 
@@ -147,7 +170,7 @@ def _spec_json(spec: ExternKernelNodes | str | os.PathLike[str]) -> tuple[str | 
 
 
 def _with_source(exc: DecodeError, source: str | None) -> DecodeError:
-    return DecodeError(exc.errors(), source=source) if source else exc
+    return DecodeError(exc.errors(), source=source, truncated=exc.truncated) if source else exc
 
 
 class ProxyExecutor:
@@ -155,18 +178,23 @@ class ProxyExecutor:
 
     `custom_objects` maps the names a spec's `as_custom_obj` arguments use to torchbind objects
     (`torch.ScriptObject`); every name a node uses must be given at load. `allow_ops` as for
-    `es.ProxyExecutor`: denied ops this spec may use anyway."""
+    `es.ProxyExecutor`: denied ops this spec may use anyway. `device` as for `es.ProxyExecutor`:
+    the runtime device every `as_device` argument passes (None: the serialized one)."""
 
     def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str],
-                 custom_objects: dict[str, Any] | None = None, allow_ops: Iterable[str] = ()):
+                 custom_objects: dict[str, Any] | None = None, allow_ops: Iterable[str] = (), *,
+                 device: torch.device | str | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
+        if device is not None and not isinstance(device, (str, torch.device)):
+            raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
         text, source = _spec_json(spec)
         try:
-            self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}), list(allowed))
+            self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}), list(allowed),
+                                                   None if device is None else str(device))
         except DecodeError as exc:
             raise _with_source(exc, source) from None
         except VersionError as exc:
-            raise (VersionError(f"{source}: {exc}") if source else exc) from None
+            raise exc.with_source(source) from None
 
     def __len__(self) -> int:
         return len(self._impl)
@@ -190,6 +218,9 @@ class AOTIRunner:
     failure raises `ModelError` with its message (or ATen's, for a call of its own that failed); a
     bad package raises `PackageError`. A package that records no dtype or shape for an input (no
     `*.wrapper.cpp`) loads with a warning, or is refused with `require_input_records=True`.
+
+    `device` is "cpu", or "cuda" / "cuda:N" for a package compiled for CUDA in a build of es.cpp
+    with CUDA (docs/cuda.md); a build without CUDA raises `UnsupportedError` for it.
 
     Serving (docs/aoti-packages.md, "Serving"):
 
@@ -230,6 +261,11 @@ class AOTIRunner:
         """How many calls may run at once (the model instances of torch's container)."""
         return int(self._impl.num_models)
 
+    @property
+    def device(self) -> torch.device:
+        """The device the model runs on (a CUDA device with its index)."""
+        return torch.device(self._impl.device)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Flatten the inputs as the compiled model's call spec says, run, unflatten the outputs
         (what torch's `aoti_load_package` runner returns)."""
@@ -237,9 +273,26 @@ class AOTIRunner:
         tensors = [x for x in flat if isinstance(x, torch.Tensor)]
         return pytree.tree_unflatten(self._impl.run_flat(tensors), self._out_spec)
 
-    def run_flat(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """The flat call: input tensors in, output tensors out (no pytree)."""
-        return self._impl.run_flat(inputs)
+    def run(self, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
+        """`runner(*args, **kwargs)` on a given CUDA stream (a `torch.cuda.Stream` of the runner's
+        device; None: the device's current stream): the model's kernels and its extern calls run on
+        it, and the outputs are ready once that stream reaches this point."""
+        flat = pytree.tree_flatten((args, reorder_kwargs(kwargs, self._in_spec)))[0]
+        tensors = [x for x in flat if isinstance(x, torch.Tensor)]
+        return pytree.tree_unflatten(self.run_flat(tensors, stream=stream), self._out_spec)
+
+    def run_flat(self, inputs: Sequence[torch.Tensor], *, stream: Any = None) -> list[torch.Tensor]:
+        """The flat call: input tensors in, output tensors out (no pytree); `stream` as for `run`."""
+        return self._impl.run_flat(inputs, self._stream_handle(stream))
+
+    def _stream_handle(self, stream: Any) -> int:
+        if stream is None:
+            return 0
+        if not isinstance(stream, torch.cuda.Stream):
+            raise TypeError(f"stream must be a torch.cuda.Stream, got {type(stream).__name__}")
+        if stream.device != self.device:
+            raise CallError(f"the stream is on {stream.device}, the model runs on {self.device}")
+        return int(stream.cuda_stream)
 
     def run_flat_with(self, call_function: Any, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """`run_flat` with a Python proxy executor: the compiled wrapper calls

@@ -1,9 +1,11 @@
 """The errors externspec raises for bad input, all under `ExternSpecError`.
 
-`DecodeError` carries every problem found in a document, each with a *kind* (what went wrong),
-its JSON path and a message in externspec's own words (docs/wire-format.md). The kinds are the
-keys of `ERROR_KINDS`: one table, which also classifies the messages of the C++ decoder and the
-Thrift codecs (they use the same wording), so every error has a kind whichever decoder found it.
+Errors are data, made where a problem is found: a `DecodeError` carries one `ErrorDetail` record
+per problem (its *kind*, JSON path, message, and the key it names), built by the decoder that found
+it (pydantic's error type, the Thrift readers' sites, the C++ decoder's `IssueKind`, carried across
+the binding as records). The kinds are the keys of `ERROR_KINDS`; the C++ decoder names the same
+kinds (`externspec::error_kind_name`), and tests/test_error_records.py holds both to one list. No
+code reads an error's kind, path or key back out of its message.
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from typing import TypedDict
 
 
 class ExternSpecError(Exception):
-    """Base of every error externspec raises for bad input (a spec, a file, call arrays)."""
+    """Base of every error externspec raises for bad input (a spec, a file, call arrays).
+
+    `node` is the index of the spec node the error is about, when there is one (given by the
+    executor that planned that node); the command line points at `$.nodes[node]` from it."""
+
+    def __init__(self, *args: object, node: int | None = None):
+        super().__init__(*args)
+        self.node = node
 
 
 class ErrorDetail(TypedDict):
@@ -25,32 +34,25 @@ class ErrorDetail(TypedDict):
     path: str  # JSON path: `$.nodes[3].node.inputs[0].arg`
     loc: tuple[str | int, ...]  # the same path as parts: ("nodes", 3, "node", "inputs", 0, "arg")
     message: str
+    key: str | None  # the key an `unknown_key` or `missing` problem names, else None
 
 
-# kind -> (what it means, the pattern of its messages). Checked in order; the first match wins.
-ERROR_KINDS: dict[str, tuple[str, str]] = {
-    "limit": ("the document exceeds a size or nesting limit",
-              r"document of \d+ bytes exceeds the size limit|nesting deeper than \d+ levels"),
-    "union": ("a union does not have exactly one non-null member",
-              r"expected exactly one member of|member `[^`]*` of `[^`]*` is null"),
-    "missing": ("a required field is missing", r"missing required field"),
-    "unknown_key": ("a key, union member or field id this schema does not have", r"unknown (key|field|member)"),
-    "enum": ("an integer that names no enum member", r"invalid enum value"),
-    "int_range": ("an integer outside its field's range", r"integer -?\d+ out of range"),
-    "type": ("a value of the wrong JSON (or Thrift) type", r"expected `[^`]+`|field \d+ \(`[^`]*`\) has wire type"),
-    "encoding": ("text that is not valid UTF-8, or a lone surrogate", r"invalid UTF-8|surrogate"),
-    "truncated": ("binary input that ends early or has bytes left over", r"input truncated|trailing bytes"),
-    "syntax": ("text that is not JSON (or not a Thrift document)", r""),
+# kind -> what it means. Every decoder labels its problems with one of these where it finds them.
+ERROR_KINDS: dict[str, str] = {
+    "limit": "the document exceeds a size or nesting limit",
+    "union": "a union does not have exactly one non-null member",
+    "missing": "a required field is missing",
+    "unknown_key": "a key, union member or field id this schema does not have",
+    "enum": "an integer that names no enum member",
+    "int_range": "an integer outside its field's range",
+    "type": "a value of the wrong JSON (or Thrift) type",
+    "encoding": "text that is not valid UTF-8, or a lone surrogate",
+    "truncated": "binary input that ends early or has bytes left over",
+    "syntax": "text that is not JSON (or not a Thrift document)",
 }
-_KIND_PATTERNS = [(kind, re.compile(pattern, re.I)) for kind, (_, pattern) in ERROR_KINDS.items() if pattern]
 _LOC_PART = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\(key\)')
 
 MAX_LISTED_ERRORS = 20  # how many problems `str(DecodeError)` lists; `errors()` has them all
-
-
-def kind_of(message: str) -> str:
-    """The kind of a decode error message (see ERROR_KINDS); `syntax` when no pattern matches."""
-    return next((kind for kind, pattern in _KIND_PATTERNS if pattern.search(message)), "syntax")
 
 
 def path_parts(path: str) -> tuple[str | int, ...]:
@@ -69,30 +71,32 @@ def path_parts(path: str) -> tuple[str | int, ...]:
     return tuple(parts)
 
 
+def problem(kind: str, path: str, message: str, key: str | None = None) -> ErrorDetail:
+    """One problem's record, made where it is found (`kind` a key of ERROR_KINDS)."""
+    if kind not in ERROR_KINDS:
+        raise ValueError(f"unknown error kind {kind!r} (one of {', '.join(ERROR_KINDS)})")
+    return ErrorDetail(kind=kind, path=path, loc=path_parts(path), message=message, key=key)
+
+
 class DecodeError(ExternSpecError, ValueError):
     """A document does not match the schema.
 
     `errors()` lists every problem (kind, JSON path, message); `path` is the first one's path
     (`$.nodes[3].node.inputs[0].arg`); `str(e)` shows the first `MAX_LISTED_ERRORS` problems.
-    Built from (path, message) pairs, as the decoders produce them (or from `ErrorDetail`s). A
-    decoder stops listing after `wire.MAX_DECODE_ERRORS` problems (a hostile document must not
-    cost one object per problem); `truncated` says it did.
+    Built from the records the decoders make (`problem(kind, path, message)`). A decoder stops
+    listing after `wire.MAX_DECODE_ERRORS` problems (a hostile document must not cost one object
+    per problem); `truncated` says it did.
     """
 
-    def __init__(self, errors: Sequence[tuple[str, str] | ErrorDetail], source: str | None = None,
-                 truncated: bool = False):
-        self._errors: list[ErrorDetail] = [
-            e if isinstance(e, dict)
-            else ErrorDetail(kind=kind_of(e[1]), path=e[0], loc=path_parts(e[0]), message=e[1])
-            for e in errors
-        ]
+    def __init__(self, errors: Sequence[ErrorDetail], source: str | None = None, truncated: bool = False):
+        self._errors: list[ErrorDetail] = list(errors)
         self.source = source
         self.truncated = truncated
         self.path = self._errors[0]["path"] if self._errors else "$"
         super().__init__(self._render())
 
     def errors(self) -> list[ErrorDetail]:
-        """Every problem found, in document order: dicts with `kind`, `path`, `loc` and `message`."""
+        """Every problem found, in document order: dicts with `kind`, `path`, `loc`, `message`, `key`."""
         return [ErrorDetail(**e) for e in self._errors]
 
     def error_count(self) -> int:
@@ -114,7 +118,22 @@ class DecodeError(ExternSpecError, ValueError):
 
 
 class VersionError(ExternSpecError):
-    """A document's schema version cannot be read by this version of externspec."""
+    """A document's schema version cannot be read by this version of externspec.
+
+    `path` is the JSON path of what decided it (`$.schema_version`, or an unknown key's object),
+    `key` the unknown key when a newer minor's key decided it, `message` the sentence without the
+    source and path; `str(e)` is `source: path: message`."""
+
+    def __init__(self, message: str, *, path: str = "$", key: str | None = None, source: str | None = None):
+        self.message = message
+        self.path = path
+        self.key = key
+        self.source = source
+        super().__init__(f"{source + ': ' if source else ''}{path}: {message}")
+
+    def with_source(self, source: str | None) -> VersionError:
+        """The same error, naming `source` (a file path)."""
+        return VersionError(self.message, path=self.path, key=self.key, source=source) if source else self
 
 
 class UnionAccessError(ExternSpecError, ValueError):

@@ -156,10 +156,16 @@ class ProxyExecutor:
 
     Only dispatcher ops are callable, and not those the op policy denies (externspec.op_policy:
     files, other processes, process-wide state); `allow_ops` names denied ops (`ns::name`,
-    `ns::name.overload` or `ns::*`) this spec may use anyway."""
+    `ns::name.overload` or `ns::*`) this spec may use anyway.
 
-    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str], allow_ops: Iterable[str] = ()):
+    `device` is the runtime device: every `as_device` argument passes it in place of the serialized
+    device, as torch's proxy executor passes its runner's device (docs/torch-compat.md, "The runtime
+    device"); None passes the serialized device."""
+
+    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str], allow_ops: Iterable[str] = (), *,
+                 device: torch.device | str | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
+        self.device = None if device is None else torch_types.parse_device(device)
         if isinstance(spec, (str, os.PathLike)):
             spec = load(spec, ExternKernelNodes)
         if not isinstance(spec, ExternKernelNodes):
@@ -168,7 +174,8 @@ class ProxyExecutor:
         _check_unique_names(spec)
         cache = _Facts()
         torch_written = spec.schema_version is None
-        self.plans = [_plan(i, n, cache, torch_written, allowed) for i, n in enumerate(spec.nodes)]
+        self.plans = [_plan_node(i, n, cache, torch_written, allowed, self.device)
+                      for i, n in enumerate(spec.nodes)]
 
     def __len__(self) -> int:
         return len(self.plans)
@@ -258,7 +265,7 @@ def _check_unique_names(spec: ExternKernelNodes) -> None:
     for i, node in enumerate(spec.nodes):
         if node.name in seen:
             raise SpecMismatchError(f"nodes {seen[node.name]} and {i} are both named `{node.name}`; node names must be "
-                                    "unique")
+                                    "unique", node=i)
         seen[node.name] = i
 
 
@@ -401,8 +408,18 @@ class _Facts:
         return facts
 
 
+def _plan_node(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
+               allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
+    """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
+    try:
+        return _plan(index, node, cache, torch_written, allowed, device)
+    except ExternSpecError as exc:
+        exc.node = index
+        raise
+
+
 def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
-          allow_ops: tuple[str, ...]) -> CallPlan:
+          allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
     label = _label(index, node)
     target = node.node.target
     if target == "call_torchbind":
@@ -466,8 +483,10 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
         _check_member(label, p, arg, exported_args.get(p.name))
         key: Any = len(pos) if positional else p.name
         value, fill, n_tensors, n_ints = _static_or_fill(label, p, at, arg, positional, key, n_tensors, n_ints,
-                                                         p.name in wrapped)
-        is_default = fill is None and p.default_arg is not None and same_argument(arg, p.default_arg)
+                                                         p.name in wrapped, device)
+        # A device equal to the op's default still passes: the runtime device replaces it.
+        is_default = (fill is None and p.default_arg is not None and same_argument(arg, p.default_arg)
+                      and not (device is not None and arg.type == "as_device"))
         if fill is not None:
             fills.append(fill)
             fill_names.append(p.name)
@@ -552,7 +571,8 @@ def _check_member(label: str, p: _Param, arg: Argument, exported: _Param | None)
 
 
 def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positional: bool, key: Any,
-                    n_tensors: int, n_ints: int, wrapped: bool) -> tuple[Any, _Fill | None, int, int]:
+                    n_tensors: int, n_ints: int, wrapped: bool,
+                    device: torch.device | None) -> tuple[Any, _Fill | None, int, int]:
     member = arg.type
     kind = slot_kind(at, member)
     if member == "as_int" and kind == "static":
@@ -578,12 +598,12 @@ def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positiona
         n = len(values)
         return None, _Fill(positional, key, _INTS, n_ints, n_ints + n), n_tensors, n_ints + n
     try:
-        return _static_value(member, arg.value), None, n_tensors, n_ints
+        return _static_value(member, arg.value, device), None, n_tensors, n_ints
     except UnsupportedError as exc:
         raise SpecMismatchError(f"{label}: argument `{p.name}` ({member}): {exc}") from None
 
 
-def _static_value(member: str, v: Any) -> Any:
+def _static_value(member: str, v: Any, device: torch.device | None) -> Any:
     if member == "as_none":
         return None
     if member in ("as_float", "as_floats", "as_bool", "as_bools", "as_string", "as_strings"):
@@ -595,7 +615,7 @@ def _static_value(member: str, v: Any) -> Any:
     if member == "as_memory_format":
         return torch_types.torch_memory_format(v)
     if member == "as_device":
-        return torch_types.torch_device(v)
+        return torch_types.runtime_device(v, device)
     if member == "as_complex":
         return complex(v.real, v.imag)
     raise UnsupportedError(f"member `{member}` cannot be an input")

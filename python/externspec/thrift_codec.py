@@ -35,7 +35,7 @@ from . import version, wire
 from ._thrift_base import _TRUNCATED, PROTOCOLS, UNKNOWN_KEY, Protocol, _Codec, _Fail, _truncated
 from ._thrift_binary import _Binary
 from ._thrift_compact import _Compact
-from .errors import DecodeError
+from .errors import DecodeError, problem
 from .wire import gc_paused
 
 __all__ = ["PROTOCOLS", "UNKNOWN_KEY", "Protocol", "dumps", "loads"]
@@ -79,12 +79,13 @@ def loads(data: bytes | bytearray | memoryview, type: type[M], protocol: Protoco
             raw, end = reader(buf, 0, 1)
     except _Fail as e:
         where = f" (at byte {e.offset})" if e.offset >= 0 else ""
-        raise DecodeError([(e.path(), f"{e.message}{where}")], source) from None
+        raise DecodeError([problem(e.kind, e.path(), f"{e.message}{where}")], source) from None
     except _TRUNCATED:  # the very first field header
-        raise DecodeError([("$", f"{_truncated(0, len(buf)).message} (at byte 0)")], source) from None
+        raise DecodeError([problem("truncated", "$", f"{_truncated(0, len(buf)).message} (at byte 0)")],
+                          source) from None
     if end != len(buf):
-        raise DecodeError([("$", f"{len(buf) - end} trailing bytes after the {protocol} document "
-                                 f"(it ends at byte {end}): not a single `{type.__name__}`")], source)
+        raise DecodeError([problem("truncated", "$", f"{len(buf) - end} trailing bytes after the {protocol} "
+                                   f"document (it ends at byte {end}): not a single `{type.__name__}`")], source)
     return _validate(raw, type, strict=strict, source=source)
 
 

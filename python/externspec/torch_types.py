@@ -132,6 +132,28 @@ def torch_device(value: Device) -> torch.device:
         raise UnsupportedError(f"device {value.type!r}:{value.index} is not a torch device: {exc}") from None
 
 
+def runtime_device(value: Device, runtime: torch.device | None) -> torch.device:
+    """The device an `as_device` argument passes: `runtime` when given, in place of the serialized
+    device (torch's proxy executor since pytorch#184741: a package compiled on cuda:0 and run on
+    cuda:1 creates its tensors on cuda:1), else the serialized device, which is checked either way
+    (the C++ executor's `runtime_device`, csrc/enums.cpp)."""
+    serialized = torch_device(value)
+    return serialized if runtime is None else runtime
+
+
+def parse_device(text: torch.device | str) -> torch.device:
+    """A runtime device option (`"cpu"`, `"cuda:1"`, a torch.device) as a torch.device;
+    UnsupportedError naming it when torch does not know it (the C++ `parse_device`)."""
+    if isinstance(text, torch.device):
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"device must be a str or torch.device, got {type(text).__name__}")
+    try:
+        return torch.device(text)
+    except (RuntimeError, ValueError) as exc:
+        raise UnsupportedError(f"device {text!r} is not a torch device: {exc}") from None
+
+
 def _c10(table: tuple[str | None, ...], value: int, what: str) -> Any:
     name = table[value] if 0 <= value < len(table) else None
     if name is None or not hasattr(torch, name):

@@ -77,11 +77,10 @@ def upgrade(doc: dict[str, Any], document: str, from_version: tuple[int, int], t
     """
     missing = first_missing_step(document, from_version[0], to_major)
     if missing is not None:
-        where = f"{source}: " if source else ""
         raise VersionError(
-            f"{where}$.schema_version: document schema {from_version[0]}.{from_version[1]} has major version "
+            f"document schema {from_version[0]}.{from_version[1]} has major version "
             f"{from_version[0]}; this reader reads major {to_major} and has no upgrader of {document} "
-            f"from major {missing} to {missing + 1}"
+            f"from major {missing} to {missing + 1}", path="$.schema_version", source=source
         )
     out = _copy.deepcopy(doc) if copy else doc
     for major in range(from_version[0], to_major):

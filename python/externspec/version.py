@@ -25,9 +25,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ._generated import models
-from .errors import VersionError
+from .errors import ErrorDetail, VersionError
 
-SCHEMA_VERSION = models.SCHEMA_VERSION
 BASELINE = models.SchemaVersion.model_construct(major=1, minor=0)  # no validator built at import
 BASELINE_VERSION = (1, 0)  # what a document without schema_version (torch-written) is read as
 
@@ -60,13 +59,10 @@ class Policy:
         Raises `VersionError` for a version no schema has (checked before anything is sized by it)."""
         return False
 
-    def check_raw(self, doc_version: tuple[int, int] | None, unknown: list[tuple[str, str]],
+    def check_raw(self, doc_version: tuple[int, int] | None, problems: list[ErrorDetail],
                   source: str | None) -> None:
-        """A versioned document failed validation: raise VersionError if its version explains it."""
-
-
-def _where(source: str | None) -> str:
-    return f"{source}: " if source else ""
+        """A versioned document failed validation with `problems`: raise VersionError if its
+        version explains them (an unknown key of a newer minor)."""
 
 
 def _check_range(v: tuple[int, int], source: str | None) -> None:
@@ -74,8 +70,8 @@ def _check_range(v: tuple[int, int], source: str | None) -> None:
     an upgrade plan or a message is built from it (a major of -10**18 once sized a list)."""
     if v[0] < BASELINE_VERSION[0] or v[1] < 0:
         raise VersionError(
-            f"{_where(source)}$.schema_version: document schema {_fmt(v)} is not a schema version "
-            f"(majors start at {BASELINE_VERSION[0]}, minors at 0)"
+            f"document schema {_fmt(v)} is not a schema version "
+            f"(majors start at {BASELINE_VERSION[0]}, minors at 0)", path="$.schema_version", source=source
         )
 
 
@@ -102,32 +98,34 @@ class ExternNodesPolicy(Policy):
             return (v["major"], v["minor"])
         return None
 
-    def check_raw(self, doc_version: tuple[int, int] | None, unknown: list[tuple[str, str]],
+    def check_raw(self, doc_version: tuple[int, int] | None, problems: list[ErrorDetail],
                   source: str | None) -> None:
         if doc_version is None:
             return
         self._check_major(doc_version, source)
-        if unknown and doc_version[1] > self.reader[1]:
-            path, msg = unknown[0]
-            key = msg.removeprefix("unknown key ").strip("`")
+        if doc_version[1] <= self.reader[1]:
+            return
+        unknown = next((p for p in problems if p["kind"] == "unknown_key"), None)
+        if unknown is not None:
             raise VersionError(
-                f"{_where(source)}{path}: key `{key}` is unknown to schema {_fmt(self.reader)}; the document "
+                f"key `{unknown['key']}` is unknown to schema {_fmt(self.reader)}; the document "
                 f"was written with schema {_fmt(doc_version)} (a newer minor version that added it): "
-                f"upgrade externspec to read it"
+                f"upgrade externspec to read it", path=unknown["path"], key=unknown["key"], source=source
             )
 
     def _check_major(self, v: tuple[int, int], source: str | None) -> None:
         _check_range(v, source)
         if v[0] > self.reader[0]:
             raise VersionError(
-                f"{_where(source)}$.schema_version: document schema {_fmt(v)} has major version {v[0]}; "
-                f"this reader (schema {_fmt(self.reader)}) reads major {self.reader[0]} only: upgrade externspec"
+                f"document schema {_fmt(v)} has major version {v[0]}; this reader (schema "
+                f"{_fmt(self.reader)}) reads major {self.reader[0]} only: upgrade externspec",
+                path="$.schema_version", source=source
             )
         if v[0] < self.reader[0]:  # reached only when no upgrader applied (wire upgrades first)
             raise VersionError(
-                f"{_where(source)}$.schema_version: document schema {_fmt(v)} has major version {v[0]}; "
-                f"this reader (schema {_fmt(self.reader)}) reads major {self.reader[0]} only: "
-                f"upgrade the file with `{UPGRADE_COMMAND}`"
+                f"document schema {_fmt(v)} has major version {v[0]}; this reader (schema "
+                f"{_fmt(self.reader)}) reads major {self.reader[0]} only: upgrade the file with `{UPGRADE_COMMAND}`",
+                path="$.schema_version", source=source
             )
 
 
@@ -139,8 +137,8 @@ class ExportedProgramPolicy(Policy):
         v = model.schema_version  # type: ignore[attr-defined]
         if (v.major, v.minor) != (0, 0) and v.major != self.torch_major:
             raise VersionError(
-                f"{_where(source)}$.schema_version: torch export schema {_fmt(v)} is not major "
-                f"{self.torch_major}, the torch export schema this reader mirrors"
+                f"torch export schema {_fmt(v)} is not major {self.torch_major}, the torch export schema "
+                f"this reader mirrors", path="$.schema_version", source=source
             )
 
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import upgrade, version
 from ._modelbase import decoder
-from .errors import DecodeError, VersionError
+from .errors import DecodeError, ErrorDetail, VersionError, problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -131,6 +131,41 @@ def _allowed(values: list[int]) -> str:
     return text[0] if len(text) == 1 else f"{', '.join(text[:-1])} or {text[-1]}"
 
 
+# The kind of each pydantic error type the models raise (the union check's own types included).
+_KINDS = {
+    **dict.fromkeys(_EXPECTED, "type"),
+    "missing": "missing",
+    "extra_forbidden": "unknown_key",
+    "enum": "enum",
+    "less_than_equal": "int_range",
+    "greater_than_equal": "int_range",
+    "union_members": "union",
+    "union_null_member": "union",
+}
+
+# pydantic reports a JSON parse failure as one error type, `json_invalid`, whose only detail is the
+# description its parser (jiter) writes; jiter's descriptions are fixed strings, so its error is told
+# apart here, at the one place a parser's verdict enters externspec, from jiter's own words.
+_JITER_LIMIT = "recursion limit exceeded"
+_JITER_ENCODING = ("invalid unicode code point", "lone leading surrogate", "unexpected end of hex escape")
+
+
+def _is_enum(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, enum.IntEnum)
+
+
+def _kind(err: Any, tp: Any = None) -> str:
+    """The ERROR_KINDS kind of one pydantic error (at a value of type `tp`, when known)."""
+    if err["type"] == "int_parsing_size":  # an integer beyond int64: names no enum member, fits no field
+        return "enum" if _is_enum(tp) else "int_range"
+    if err["type"] == "json_invalid":
+        jiter = str((err.get("ctx") or {}).get("error", ""))
+        if jiter.startswith(_JITER_LIMIT):
+            return "limit"
+        return "encoding" if jiter.startswith(_JITER_ENCODING) else "syntax"
+    return _KINDS.get(err["type"], "type")
+
+
 def _message(err: Any, tp: Any = None) -> str:
     kind = err["type"]
     ctx = err.get("ctx") or {}
@@ -143,30 +178,33 @@ def _message(err: Any, tp: Any = None) -> str:
         return "missing required field"
     if kind == "extra_forbidden":
         return "unknown key"
-    if kind == "enum" and isinstance(tp, type) and issubclass(tp, enum.IntEnum):
+    if kind in ("enum", "int_parsing_size") and _is_enum(tp):
         return _ENUM.format(input=err.get("input"), allowed=_allowed([m.value for m in tp]))
     if kind == "less_than_equal" and "le" in ctx:
         return _INT_RANGE.format(input=err.get("input"), bound=f"less than or equal to {ctx['le']}")
     if kind == "greater_than_equal" and "ge" in ctx:
         return _INT_RANGE.format(input=err.get("input"), bound=f"greater than or equal to {ctx['ge']}")
     if kind == "json_invalid":  # the JSON parser's own description of the syntax error
-        return err["msg"].replace("Invalid JSON: recursion limit exceeded",
-                                  f"nesting deeper than {MAX_JSON_DEPTH} levels")
+        jiter = str((err.get("ctx") or {}).get("error", ""))
+        if _kind(err) == "limit":  # in externspec's words, with jiter's location (`at line 1 column 202`)
+            return f"nesting deeper than {MAX_JSON_DEPTH} levels{jiter.removeprefix(_JITER_LIMIT)}"
+        return f"Invalid JSON: {jiter}"
     return str(err["msg"])
 
 
-def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, str]]:
-    """The problems of a pydantic ValidationError, as (JSON path, message): the first
-    MAX_DECODE_ERRORS (a document with more is `decode_error(...).truncated`)."""
+def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[ErrorDetail]:
+    """The problems of a pydantic ValidationError, as records: the first MAX_DECODE_ERRORS (a
+    document with more is `decode_error(...).truncated`)."""
     out = []
     for err in exc.errors(include_url=False)[:MAX_DECODE_ERRORS]:
         loc = tuple(err["loc"])
         if err["type"] in ("missing", "extra_forbidden") and loc:
             # Name the key in the message and point at the object that lacks or has it.
-            out.append((json_path(model, loc[:-1]), f"{_message(err)} `{loc[-1]}`"))
+            key = str(loc[-1])
+            out.append(problem(_kind(err), json_path(model, loc[:-1]), f"{_message(err)} `{key}`", key))
         else:
             path, tp = _walk(model, loc)
-            out.append((path, _message(err, tp)))
+            out.append(problem(_kind(err, tp), path, _message(err, tp)))
     return out
 
 
@@ -196,14 +234,14 @@ def check_limits(data: str | bytes | bytearray, max_bytes: int | None = None, ma
     # A str is at most 4 UTF-8 bytes a character: measure exactly only near the limit.
     if (len(data) > limit or (isinstance(data, str) and len(data) * 4 > limit
                               and _utf8_size(data) > limit)):
-        raise DecodeError([("$", f"document of {_utf8_size(data)} bytes exceeds the size limit of {limit} bytes")],
-                          source)
+        raise DecodeError([problem("limit", "$", f"document of {_utf8_size(data)} bytes exceeds the size limit "
+                                                  f"of {limit} bytes")], source)
     if max_depth is None or max_depth == MAX_JSON_DEPTH:
         return
     if not 0 <= max_depth <= MAX_JSON_DEPTH:
         raise ValueError(f"max_depth must be between 0 and {MAX_JSON_DEPTH} (pydantic-core's limit), got {max_depth}")
     if _nesting_exceeds(data if not isinstance(data, str) else data.encode("utf-8", "surrogatepass"), max_depth + 1):
-        raise DecodeError([("$", f"nesting deeper than {max_depth} levels")], source)
+        raise DecodeError([problem("limit", "$", f"nesting deeper than {max_depth} levels")], source)
 
 
 def _nesting_exceeds(data: bytes | bytearray, levels: int) -> bool:
@@ -304,8 +342,7 @@ def validate_document(type: type[M], validate: Callable[[Literal["forbid"] | Non
         if doc_version is None:  # torch-written: unknown keys ignored, its problems are that reading's
             return _validated(type, validate, None, source)
         error = decode_error(type, exc, source)
-        policy.check_raw(doc_version, [(e["path"], e["message"]) for e in error.errors()
-                                     if e["message"].startswith("unknown key")], source)
+        policy.check_raw(doc_version, error.errors(), source)
         raise error from None
     doc_version = policy.model_version(model)
     if policy.needs_upgrade(doc_version, source):
@@ -327,12 +364,12 @@ def _load_upgraded(raw: dict[str, Any], type: type[M], policy: version.Policy, d
                                              extra=None if lenient else "forbid")
     except ValidationError as exc:
         how = f"after upgrading schema {start[0]}.{start[1]} to {policy.reader[0]}.0"
-        errors = [(path, f"{msg} ({how})") for path, msg in decode_errors(type, exc)]
+        errors = [problem(e["kind"], e["path"], f"{e['message']} ({how})", e["key"]) for e in decode_errors(type, exc)]
         truncated = exc.error_count() > MAX_DECODE_ERRORS
-        unknown = [(path, msg) for path, msg in errors if msg.startswith("unknown key")]
-        if unknown and not strict:
-            raise VersionError(f"{source + ': ' if source else ''}{unknown[0][0]}: {unknown[0][1]}: the document "
-                               f"carries a field the upgraders do not know") from None
+        unknown = next((e for e in errors if e["kind"] == "unknown_key"), None)
+        if unknown is not None and not strict:
+            raise VersionError(f"{unknown['message']}: the document carries a field the upgraders do not know",
+                               path=unknown["path"], key=unknown["key"], source=source) from None
         raise DecodeError(errors, source, truncated) from None
     policy.check(model, source)
     return model
@@ -355,8 +392,8 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int | None = None) -> 
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
-            raise DecodeError([("$", f"document of {size} bytes exceeds the size limit of {limit} bytes")],
-                              os.fspath(path))
+            raise DecodeError([problem("limit", "$", f"document of {size} bytes exceeds the size limit of "
+                                                      f"{limit} bytes")], os.fspath(path))
         return f.read(limit + 1)
 
 

@@ -65,7 +65,7 @@ static int api_checks() {
     CHECK(false);
   } catch (const std::exception& e) {
     auto& d = dynamic_cast<const es::DecodeError&>(e);
-    CHECK(d.errors().size() == 2 && d.errors()[1].first == "$.index" && d.path() == "$.type");
+    CHECK(d.errors().size() == 2 && d.errors()[1].path == "$.index" && d.errors()[1].kind == "type" && d.path() == "$.type");
     CHECK(std::string(e.what()) == "$.type: expected `str`, got `int` (and 1 more)");
   }
   std::puts("ok decode_error");

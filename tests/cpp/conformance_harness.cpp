@@ -4,8 +4,8 @@
 // stdin: one request per line, `<Type>\t<strict 0|1>\t<path of a JSON file>`.
 // stdout: one line per request:
 //   OK\t<encode(decoded)>            (compact JSON has no raw newlines)
-//   DecodeError\t<path>\t<what()>
-//   VersionError\t<what()>
+//   DecodeError\t<kind of the first problem>\t<its path>\t<what()>
+//   VersionError\t<path()>\t<key()>\t<what()>
 #include <externspec/externspec.h>
 #ifdef HARNESS_SIMDJSON
 #include <externspec/backend_simdjson.h>
@@ -65,9 +65,9 @@ int main() {
       std::string encoded = it->second(json, strict == "1");
       std::cout << "OK\t" << encoded << "\n";
     } catch (const externspec::DecodeError& e) {
-      std::cout << "DecodeError\t" << e.path() << "\t" << e.what() << "\n";
+      std::cout << "DecodeError\t" << e.errors().front().kind << "\t" << e.path() << "\t" << e.what() << "\n";
     } catch (const externspec::VersionError& e) {
-      std::cout << "VersionError\t" << e.what() << "\n";
+      std::cout << "VersionError\t" << e.path() << "\t" << e.key() << "\t" << e.what() << "\n";
     }
     std::cout.flush();
   }

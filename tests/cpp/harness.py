@@ -25,8 +25,10 @@ class Outcome:
 
     kind: str  # "OK", "DecodeError" or "VersionError"
     encoded: str = ""  # encode(decode(doc)) when OK
-    path: str = ""  # JSON path of the first problem (DecodeError)
+    path: str = ""  # JSON path of the first problem (DecodeError), or VersionError::path()
     message: str = ""  # what()
+    error_kind: str = ""  # the first problem's ERROR_KINDS kind (DecodeError)
+    key: str = ""  # VersionError::key()
 
 
 class Harness:
@@ -48,10 +50,11 @@ class Harness:
             if kind == "OK":
                 out.append(Outcome(kind, encoded=rest))
             elif kind == "DecodeError":
-                path, _, message = rest.partition("\t")
-                out.append(Outcome(kind, path=path, message=message))
+                error_kind, path, message = rest.split("\t", 2)
+                out.append(Outcome(kind, path=path, message=message, error_kind=error_kind))
             elif kind == "VersionError":
-                out.append(Outcome(kind, message=rest))
+                path, key, message = rest.split("\t", 2)
+                out.append(Outcome(kind, path=path, message=message, key=key))
             else:
                 raise AssertionError(f"harness: {line}")
         return out

@@ -52,7 +52,17 @@ _ARCHIVE_MEMBERS = (
 
 
 class InputError(Exception):
-    """A file that cannot be read as any document (missing, not JSON, unknown kind). Exit code 1."""
+    """A file that cannot be read as any document (missing, not JSON, unknown kind). Exit code 1.
+
+    Data, as the library's errors: `label` names the file or archive member, `path` the JSON path
+    of the problem (`$`: the document as a whole), `message` says what is wrong; `str(e)` is
+    `label: message` (or `label: path: message` when the path is not `$`)."""
+
+    def __init__(self, label: str, message: str, *, path: str = "$"):
+        self.label = label
+        self.message = message
+        self.path = path
+        super().__init__(f"{label}: {message}" if path == "$" else f"{label}: {path}: {message}")
 
 
 @dataclass
@@ -89,7 +99,7 @@ def _read_bounded(f: IO[bytes], label: str) -> bytes:
     """At most the size limit from `f`: a file that is (or grows) larger is refused, never read whole."""
     data = f.read(_limit() + 1)
     if len(data) > _limit():
-        raise InputError(f"{label}: {_too_large(len(data))} or more")
+        raise InputError(label, f"{_too_large(len(data))} or more")
     return data
 
 
@@ -110,11 +120,11 @@ def read_sources(path: str, *, format: str | None = None, type_name: str | None 
                 raise not_an_archive(path)
             size = os.fstat(f.fileno()).st_size
             if size > _limit():
-                raise InputError(f"{path}: {_too_large(size)}")
+                raise InputError(path, _too_large(size))
             f.seek(0)
             data = _read_bounded(f, path)
     except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+        raise InputError(path, f"cannot read: {e.strerror or e}") from None
     yield Source(path, data, format_of(path, format) or _sniff(data), forced)
 
 
@@ -141,7 +151,7 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
             try:
                 data = read_member(archive, info, label)
             except InputError as e:
-                yield Source(label, b"", "json", forced or kind, error=str(e).removeprefix(f"{label}: "))
+                yield Source(label, b"", "json", forced or kind, error=e.message)
                 continue
             yield Source(label, data, "json", forced or kind)
         if not found:
@@ -149,12 +159,12 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
 
 
 def no_documents(path: str) -> InputError:
-    return InputError(f"{path}: no externspec document in this archive (looked for "
+    return InputError(path, f"no externspec document in this archive (looked for "
                       f"{', '.join(p for p, _ in _ARCHIVE_MEMBERS)})")
 
 
 def not_an_archive(path: str) -> InputError:
-    return InputError(f"{path}: not a zip archive (a .pt2 file is one): truncated or not a .pt2")
+    return InputError(path, "not a zip archive (a .pt2 file is one): truncated or not a .pt2")
 
 
 def open_archive(path: str, f: IO[bytes]) -> zipfile.ZipFile:
@@ -163,7 +173,7 @@ def open_archive(path: str, f: IO[bytes]) -> zipfile.ZipFile:
         archive = zipfile.ZipFile(f)
         archive.infolist()
     except ZIP_ERRORS as e:
-        raise InputError(f"{path}: cannot read the archive: {e}") from None
+        raise InputError(path, f"cannot read the archive: {e}") from None
     return archive
 
 
@@ -177,12 +187,12 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> 
     its header or its content, encrypted, an unknown compression, corrupt)."""
     problem = _member_problem(info)
     if problem:
-        raise InputError(f"{label}: {problem}")
+        raise InputError(label, problem)
     try:
         with archive.open(info) as member:
             return _read_bounded(member, label)  # the header's size may lie: read at most the limit
     except ZIP_ERRORS as e:
-        raise InputError(f"{label}: cannot read the archive member: {e}") from None
+        raise InputError(label, f"cannot read the archive member: {e}") from None
 
 
 def _member_problem(info: zipfile.ZipInfo) -> str | None:
@@ -223,14 +233,14 @@ def peek_json_type(data: bytes, label: str) -> type[BaseModel]:
         try:
             es.loads(data, es.ExternKernelNodes)
         except es.DecodeError as e:
-            raise InputError(f"{label}: {e.path}: {e.errors()[0]['message']}") from None
+            raise InputError(label, e.errors()[0]["message"], path=e.path) from None
     return detect_json_type(raw, label)
 
 
 def detect_json_type(raw: Any, label: str) -> type[BaseModel]:
     """The document type of parsed JSON, from its top-level keys."""
     if not isinstance(raw, dict):
-        raise InputError(f"{label}: expected a JSON object at the top level, got {_json_kind(raw)}")
+        raise InputError(label, f"expected a JSON object at the top level, got {_json_kind(raw)}")
     keys = set(raw)
     if "graph_module" in keys:
         return es.ExportedProgram
@@ -243,7 +253,7 @@ def detect_json_type(raw: Any, label: str) -> type[BaseModel]:
     if "config" in keys:
         return es.PayloadConfig
     shown = ", ".join(sorted(keys)[:6]) or "none"
-    raise InputError(f"{label}: cannot tell the document type from its top-level keys ({shown}); "
+    raise InputError(label, f"cannot tell the document type from its top-level keys ({shown}); "
                      f"pass --type ({', '.join(DOCUMENT_TYPES)})")
 
 
@@ -255,7 +265,7 @@ def _json_kind(raw: Any) -> str:
 def decode(source: Source, *, strict: bool = False) -> BaseModel:
     """Decode a source into its model. Raises InputError, es.DecodeError or es.VersionError."""
     if source.error is not None:
-        raise InputError(f"{source.label}: {source.error}")
+        raise InputError(source.label, source.error)
     if source.format == "json":
         doc_type = source.type or peek_json_type(source.data, source.label)
         source.type = doc_type
@@ -285,13 +295,13 @@ def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> Base
     # among the rest the one that got furthest (the longest error path).
     def fit(failure: tuple[es.DecodeError, type[BaseModel]]) -> tuple[bool, int]:
         e = failure[0]
-        mismatch = "has wire type" in e.errors()[0]["message"] and e.path.count(".") <= 1 and "[" not in e.path
+        mismatch = e.errors()[0]["kind"] == "type" and len(e.errors()[0]["loc"]) <= 1
         return (not mismatch, len(e.path))
 
     best, best_type = max(failures, key=fit)
     source.type = best_type
     if best.path == "$":
-        raise InputError(f"{source.label}: not a Thrift {protocol} document of any externspec type "
+        raise InputError(source.label, f"not a Thrift {protocol} document of any externspec type "
                          f"({', '.join(DOCUMENT_TYPES)}); first problem: {best.errors()[0]['message']}")
     raise best
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,28 +90,21 @@ class FileResult:
         return {"file": self.file, "ok": self.ok, "errors": [p.as_dict() for p in self.errors], **self.fields}
 
 
-_PATH = re.compile(r"(\$\S*?): (.*)", re.S)
-_NODE = re.compile(r"node (\d+) ")
-
-
-def problem_of(exc: BaseException, *, label: str, kind: str, source: str | None = None) -> Problem:
-    """A Problem from an error whose message reads `LABEL: $.path: message` (or without a path)."""
-    text = str(exc).removeprefix(f"{label}: ")
-    m = _PATH.fullmatch(text)
-    path, message = (m.group(1), m.group(2)) if m else ("$", text)
-    return Problem(kind, path, message, source=source)
-
-
 def problems_of(exc: BaseException, *, label: str, file: str) -> list[Problem]:
-    """Every problem an externspec error names: each of a DecodeError's, else one."""
+    """Every problem an error names, from its records: each of a DecodeError's; else one, at the
+    error's JSON path (a VersionError's or InputError's), or at the node it is about (an executor's
+    errors carry `node`), else at `$`."""
     from externspec import errors
+
+    from ._documents import InputError
 
     source = label if label != file else None
     if isinstance(exc, errors.DecodeError):
         return [Problem(d["kind"], d["path"], d["message"], source=source) for d in exc.errors()]
-    if isinstance(exc, errors.VersionError):
-        kind = "version"
-    elif isinstance(exc, errors.SpecMismatchError):
+    if isinstance(exc, (errors.VersionError, InputError)):
+        kind = "version" if isinstance(exc, errors.VersionError) else "input"
+        return [Problem(kind, exc.path, exc.message, source=source)]
+    if isinstance(exc, errors.SpecMismatchError):
         kind = "spec_mismatch"
     elif isinstance(exc, errors.UnsupportedError):
         kind = "unsupported"
@@ -120,11 +112,8 @@ def problems_of(exc: BaseException, *, label: str, file: str) -> list[Problem]:
         kind = "spec"
     else:
         kind = "input"
-    problem = problem_of(exc, label=label, kind=kind, source=source)
-    node = _NODE.match(problem.message)
-    if problem.path == "$" and node:  # executor errors name the node: `node 3 `buf3` (op): ...`
-        problem = Problem(kind, f"$.nodes[{node.group(1)}]", problem.message, source=source)
-    return [problem]
+    node = getattr(exc, "node", None)
+    return [Problem(kind, "$" if node is None else f"$.nodes[{node}]", str(exc), source=source)]
 
 
 def escape_data(text: str) -> str:

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                                                   "ExternKernelNodes")
                      if s.type in (None, es.ExternKernelNodes)]
             if not specs:
-                raise docs.InputError(f"{path}: no */data/aotinductor/*/*.wrapper.json in this archive")
+                raise docs.InputError(path, "no */data/aotinductor/*/*.wrapper.json in this archive")
             for source in specs:
                 label = source.label
                 source.type = es.ExternKernelNodes

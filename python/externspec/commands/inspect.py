@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
                     documents.append((source.label, model))
             if not documents:
                 label = path
-                raise docs.InputError(f"{path}: no document with nodes (PayloadConfig only)")
+                raise docs.InputError(path, "no document with nodes (PayloadConfig only)")
         except (es.DecodeError, es.VersionError, docs.InputError) as e:
             result.errors += problems_of(e, label=label, file=path)
             if reporter.text:

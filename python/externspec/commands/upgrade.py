@@ -91,6 +91,7 @@ def _is_archive(path: str) -> bool:
 
 
 def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
+    from ..errors import ExternSpecError
     from . import _documents as docs
 
     try:
@@ -107,7 +108,7 @@ def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
                         f.seek(0)
                         while chunk := _read_chunk(f, path):
                             out.write(chunk)
-    except docs.InputError as e:
+    except (ExternSpecError, docs.InputError) as e:
         print(f"externspec upgrade: {e}", file=sys.stderr)
         return 1
     except OutputError as e:
@@ -126,7 +127,6 @@ def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType) -
     """member name -> (its upgraded JSON, the schema it now has), for the schema members of an older
     major. Every schema member is decoded (and its problems reported) before anything is written."""
     from .. import version, wire
-    from ..errors import ExternSpecError
     from . import _documents as docs
 
     rewritten: dict[str, tuple[bytes, str]] = {}
@@ -139,10 +139,7 @@ def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType) -
             continue
         label = f"{path}:{info.filename}"
         data = docs.read_member(archive, info, label)
-        try:
-            model = wire.loads(data, type_, source=label)
-        except ExternSpecError as e:
-            raise docs.InputError(str(e)) from None
+        model = wire.loads(data, type_, source=label)
         policy = version.policy_for(type_)
         if policy.needs_upgrade(policy.raw_version(json.loads(data)), label):
             v = getattr(model, "schema_version", None)
@@ -189,7 +186,7 @@ def _copy_member(path: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, dst
     try:
         src = archive.open(info)
     except docs.ZIP_ERRORS as e:
-        raise docs.InputError(f"{label}: cannot read the archive member: {e}") from None
+        raise docs.InputError(label, f"cannot read the archive member: {e}") from None
     with src, dst.open(header, "w") as w:
         while chunk := _read_chunk(src, label):
             w.write(chunk)
@@ -201,4 +198,4 @@ def _read_chunk(src: IO[bytes], label: str) -> bytes:
     try:
         return src.read(_CHUNK)
     except docs.ZIP_ERRORS as e:  # a corrupt member (a bad CRC, truncated data)
-        raise docs.InputError(f"{label}: cannot read the archive member: {e}") from None
+        raise docs.InputError(label, f"cannot read the archive member: {e}") from None

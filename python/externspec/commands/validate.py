@@ -67,17 +67,17 @@ def check_file(path: str, args: argparse.Namespace, paint: Painter) -> tuple[Fil
                     lines += [f"  {d['path']}: {d['message']}" for d in e.errors()]
                 else:
                     lines.append(f"{paint('INVALID', 'red')}  {source.label}")
-                    lines.append(f"  {_without_label(str(e), source.label)}")
+                    lines.append(f"  {_located(e)}")
             else:
                 document.update(type=type(model).__name__, summary=docs.summary(model), **docs.facts(model))
                 lines.append(f"{paint('OK', 'green')}       {source.label}  ({docs.summary(model)})")
     except docs.InputError as e:
         result.errors += problems_of(e, label=path, file=path)
         lines.append(f"{paint('INVALID', 'red')}  {path}")
-        lines.append(f"  {_without_label(str(e), path)}")
+        lines.append(f"  {_located(e)}")
     return result, lines
 
 
-def _without_label(message: str, label: str) -> str:
-    """Errors start with the file name, which the header line already shows."""
-    return message.removeprefix(f"{label}: ")
+def _located(e: es.VersionError | docs.InputError) -> str:
+    """An error without the file name, which the header line already shows."""
+    return e.message if isinstance(e, docs.InputError) and e.path == "$" else f"{e.path}: {e.message}"

@@ -1,6 +1,7 @@
 #include <externspec/torch/aoti_runner.h>
 
 #include <torch/csrc/inductor/aoti_runtime/interface.h>
+#include <torch/headeronly/version.h>
 
 #include <c10/util/Exception.h>
 #include <c10/util/safe_numerics.h>
@@ -19,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 #include <unordered_map>
 
 #ifdef USE_CUDA
@@ -28,6 +30,7 @@
 
 #include <externspec/torch/errors.h>
 
+#include "enums.h"
 // The message of the last C-shim call that failed on this thread (torch >= 2.6 exports it).
 #if __has_include(<torch/csrc/shim_exception_state.h>)
 #include <torch/csrc/shim_exception_state.h>
@@ -41,6 +44,16 @@
 
 namespace externspec {
 
+// Entry points torch 2.11's interface.h does not declare (its model libraries lack them too): typed
+// here from the C ABI, and checked against the header where it declares them.
+using ExtractConstantsMapEntriesFn = AOTIRuntimeError (*)(AOTInductorModelContainerHandle,
+                                                          const AOTInductorConstantMapEntry**, size_t*, bool);
+using GetLastErrorFn = AOTIRuntimeError (*)(const char**);
+#if TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 13
+static_assert(std::is_same_v<ExtractConstantsMapEntriesFn, decltype(&AOTInductorModelContainerExtractConstantsMapEntries)>);
+static_assert(std::is_same_v<GetLastErrorFn, decltype(&AOTInductorGetLastError)>);
+#endif
+
 struct AOTIRunner::Api {
   decltype(&AOTInductorModelContainerCreateWithDevice) create = nullptr;
   decltype(&AOTInductorModelContainerDelete) destroy = nullptr;
@@ -51,10 +64,10 @@ struct AOTIRunner::Api {
   // Optional: older libraries lack them.
   decltype(&AOTInductorModelContainerGetNumConstants) num_constants = nullptr;
   decltype(&AOTInductorModelContainerGetConstantFromFolded) constant_from_folded = nullptr;
-  decltype(&AOTInductorModelContainerExtractConstantsMapEntries) constants = nullptr;
+  ExtractConstantsMapEntriesFn constants = nullptr;
   decltype(&AOTInductorModelContainerGetConstantsBlobSize) blob_size = nullptr;
   decltype(&AOTInductorModelUpdateConstantsFromBlob) update_from_blob = nullptr;
-  decltype(&AOTInductorGetLastError) last_error = nullptr;
+  GetLastErrorFn last_error = nullptr;
   decltype(&AOTInductorModelContainerGetInputName) input_name = nullptr;
 };
 
@@ -279,18 +292,24 @@ void add_custom_objects(detail::Package& package, AOTIRunnerOptions& options) {
 }  // namespace
 
 void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options) {
-  try {
-    device_ = c10::Device(options.device);
-  } catch (const c10::Error& e) {
-    throw UnsupportedError("device " + options.device + ": " + e.what_without_backtrace());
-  }
+  device_ = parse_device(options.device);
 #ifndef USE_CUDA
   if (!device_.is_cpu())
-    throw UnsupportedError("device " + options.device + ": this build of externspec runs models on the CPU only");
+    throw UnsupportedError("device '" + options.device +
+                           "': this build of externspec has no CUDA (it was compiled without USE_CUDA) and runs "
+                           "models on the CPU only");
 #else
   if (!device_.is_cpu() && !device_.is_cuda())
-    throw UnsupportedError("device " + options.device + ": externspec runs models on cpu or cuda");
-  if (device_.is_cuda() && !device_.has_index()) device_.set_index(c10::cuda::current_device());
+    throw UnsupportedError("device '" + options.device + "': externspec runs models on cpu or cuda");
+  if (device_.is_cuda()) {
+    const auto count = c10::cuda::device_count();
+    if (!device_.has_index()) device_.set_index(count > 0 ? c10::cuda::current_device() : 0);
+    if (device_.index() >= count)
+      throw UnsupportedError("device '" + options.device + "': " +
+                             (count == 0 ? std::string("no CUDA device is visible")
+                                         : std::to_string(count) + " CUDA device(s) are visible (cuda:0.." +
+                                               std::to_string(count - 1) + ")"));
+  }
 #endif
 
   if (options.num_models == 0)
@@ -309,11 +328,11 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   // decoder's byte limit), the metadata, the wrapper source (for the input checks).
   std::string spec = members.spec ? package.read(*members.spec, MAX_JSON_BYTES) : R"({"nodes": []})";
   try {
-    executor_ = std::make_unique<ProxyExecutor>(spec, std::move(options.custom_objects));
+    // The runtime device replaces every serialized `as_device` (torch's proxy executor does so too).
+    executor_ = std::make_unique<ProxyExecutor>(spec, std::move(options.custom_objects), std::vector<std::string>{},
+                                                device_);
   } catch (const DecodeError& e) {
-    std::vector<std::pair<std::string, std::string>> errors = e.errors();
-    if (!errors.empty()) errors.front().first = package.label(*members.spec) + ": " + errors.front().first;
-    throw DecodeError(std::move(errors));
+    throw DecodeError(e.errors(), e.truncated(), package.label(*members.spec));
   }
   std::string key;
   if (members.metadata) {
@@ -324,9 +343,11 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
     throw UnsupportedError(name_ + ": the model was compiled for " + key + ", not for device " + device_.str());
   std::string source = members.source ? package.read(*members.source, options.max_source_bytes) : std::string();
 
-  // Write the library and its weights, within the byte budget, under names chosen here.
+  // Write the library, its weights and its GPU kernels, within the byte budget, under names chosen
+  // here (a kernel keeps its file name: the library loads it by that name from its folder).
   std::vector<std::string> to_extract{members.library};
   if (members.weights) to_extract.push_back(*members.weights);
+  if (!device_.is_cpu()) to_extract.insert(to_extract.end(), members.kernels.begin(), members.kernels.end());
   std::uint64_t budget = options.max_extracted_bytes ? options.max_extracted_bytes : 16 * package.file_size();
   std::uint64_t total = 0;
   for (const auto& m : to_extract) {
@@ -340,6 +361,8 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   const std::string library = dir.path() + "/model.wrapper.so";
   const std::string weights = dir.path() + "/model.wrapper_weights.blob";
   if (members.weights) package.extract(*members.weights, weights);
+  if (!device_.is_cpu())  // GPU kernels: loaded by file name from the folder given as cubin_dir
+    for (const auto& k : members.kernels) package.extract(k, dir.path() + "/" + k.substr(k.rfind('/') + 1));
   dl_ = detail::load_model_library(package, members.library, library, name_);
   load_symbol(dl_, name_, "AOTInductorModelContainerCreateWithDevice", api_->create);
   load_symbol(dl_, name_, "AOTInductorModelContainerDelete", api_->destroy);
@@ -567,9 +590,17 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
   }
 }
 
-std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs) {
-  return run_with(inputs, executor_.get());
+std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs, void* stream) {
+  return run_with(inputs, executor_.get(), stream);
 }
+
+#ifdef USE_CUDA
+std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs, const c10::cuda::CUDAStream& stream) {
+  if (stream.device() != device_)
+    throw CallError(name_ + ": the stream is on " + stream.device().str() + ", the model runs on " + device_.str());
+  return run_with(inputs, executor_.get(), static_cast<void*>(stream.stream()));
+}
+#endif
 
 namespace {
 
@@ -606,14 +637,24 @@ std::vector<at::Tensor> take_outputs(const std::vector<AtenTensorHandle>& out) {
 }  // namespace
 
 std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inputs,
-                                             torch::aot_inductor::ProxyExecutor* executor) {
+                                             torch::aot_inductor::ProxyExecutor* executor, void* stream_handle) {
+  if (stream_handle != nullptr && device_.is_cpu())
+    throw UnsupportedError(name_ + ": a stream was given, but the model runs on the CPU");
   check_inputs(inputs);
   AOTInductorStreamHandle stream = nullptr;
 #ifdef USE_CUDA
+  // The model's kernels and the extern calls (ops the executor calls through the dispatcher, which
+  // take the current stream) all run on one stream: the one given, made current for the run.
   std::optional<c10::cuda::CUDAGuard> guard;
+  std::optional<c10::cuda::CUDAStreamGuard> stream_guard;
   if (device_.is_cuda()) {
     guard.emplace(device_.index());
-    stream = reinterpret_cast<AOTInductorStreamHandle>(c10::cuda::getCurrentCUDAStream(device_.index()).stream());
+    c10::cuda::CUDAStream s = stream_handle != nullptr
+                                  ? c10::cuda::getStreamFromExternal(static_cast<cudaStream_t>(stream_handle),
+                                                                     device_.index())
+                                  : c10::cuda::getCurrentCUDAStream(device_.index());
+    stream_guard.emplace(s);
+    stream = reinterpret_cast<AOTInductorStreamHandle>(s.stream());
   }
 #endif
   // The model steals the input handles: give it fresh ones.

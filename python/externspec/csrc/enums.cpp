@@ -96,6 +96,19 @@ c10::Device to_c10(const Device& value) {
   }
 }
 
+c10::Device parse_device(const std::string& text) {
+  try {
+    return c10::Device(text);
+  } catch (const c10::Error& e) {
+    throw UnsupportedError("device '" + text + "' is not a torch device: " + e.what_without_backtrace());
+  }
+}
+
+c10::Device runtime_device(const Device& value, const std::optional<c10::Device>& runtime) {
+  c10::Device serialized = to_c10(value);
+  return runtime ? *runtime : serialized;
+}
+
 c10::ScalarType scalar_type_from_c10(std::int64_t value) {
   if (value < 0 || value >= static_cast<std::int64_t>(c10::ScalarType::Undefined)) unknown_c10("ScalarType", value);
   return static_cast<c10::ScalarType>(value);

@@ -211,7 +211,8 @@ c10::IValue number_list(const std::vector<c10::IValue>& items) {
 
 // A static argument's IValue, shaped by the schema type (a `Scalar[]` is a generic list of
 // numbers, a `float[]` a double list). Throws UnsupportedError.
-c10::IValue static_value(const ArgType& at, const Argument& arg, const CustomObjects& objects) {
+c10::IValue static_value(const ArgType& at, const Argument& arg, const CustomObjects& objects,
+                         const std::optional<c10::Device>& device) {
   switch (arg.tag()) {
     case Argument::Tag::as_none: return c10::IValue();
     case Argument::Tag::as_float: return c10::IValue(arg.as_float());
@@ -240,7 +241,7 @@ c10::IValue static_value(const ArgType& at, const Argument& arg, const CustomObj
     case Argument::Tag::as_scalar_type: return c10::IValue(to_c10(arg.as_scalar_type()));
     case Argument::Tag::as_layout: return c10::IValue(to_c10(arg.as_layout()));
     case Argument::Tag::as_memory_format: return c10::IValue(to_c10(arg.as_memory_format()));
-    case Argument::Tag::as_device: return c10::IValue(to_c10(arg.as_device()));
+    case Argument::Tag::as_device: return c10::IValue(runtime_device(arg.as_device(), device));
     case Argument::Tag::as_custom_obj: {
       const auto& ref = arg.as_custom_obj();
       auto it = objects.find(ref.name);
@@ -275,7 +276,7 @@ struct Counters {
 // Either a static IValue (returned) or a Fill appended to `plan.fills` (placeholder returned).
 c10::IValue static_or_fill(const std::string& label, const c10::Argument& p, const ArgType& at, const Argument& arg,
                            std::uint32_t stack_index, bool wrapped, Counters& n, NodePlan& plan,
-                           const CustomObjects& objects) {
+                           const CustomObjects& objects, const std::optional<c10::Device>& device) {
   auto fill = [&](FillKind kind, std::uint32_t start, std::uint32_t count, std::vector<bool> pattern = {}) {
     plan.fills.push_back(Fill{stack_index, kind, start, count, std::move(pattern), p.name()});
     return c10::IValue();
@@ -289,7 +290,7 @@ c10::IValue static_or_fill(const std::string& label, const c10::Argument& p, con
       }
     }
     try {
-      return static_value(at, arg, objects);
+      return static_value(at, arg, objects, device);
     } catch (const UnsupportedError& e) {
       throw SpecMismatchError(label + ": argument `" + p.name() + "` (" + std::string(arg.type()) + "): " + e.what());
     }
@@ -465,7 +466,8 @@ void check_guards(const std::string& label, const std::string& qualified, const 
 }
 
 NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects,
-                   bool torch_written, const std::vector<std::string>& allow_ops) {
+                   bool torch_written, const std::vector<std::string>& allow_ops,
+                   const std::optional<c10::Device>& device) {
   const Node& node = ekn.node;
   std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
   const bool torchbind = node.target == "call_torchbind";
@@ -554,7 +556,7 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
     }
     check_member(label, p, at, *arg, exported_arg(p.name()));
     plan.stack.push_back(static_or_fill(label, p, at, *arg, static_cast<std::uint32_t>(i),
-                                        wrapped.count(p.name()) > 0, n, plan, objects));
+                                        wrapped.count(p.name()) > 0, n, plan, objects, device));
   }
   plan.num_input_tensors = n.tensors;
   plan.num_input_ints = n.ints;
@@ -734,8 +736,9 @@ thread_local CallStack::Scratch CallStack::scratch;
 
 }  // namespace
 
-ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects, std::vector<std::string> allow_ops)
-    : custom_objects_(std::move(custom_objects)) {
+ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects, std::vector<std::string> allow_ops,
+                             std::optional<c10::Device> device)
+    : custom_objects_(std::move(custom_objects)), device_(device) {
   for (const auto& entry : allow_ops)
     if (!is_allow_pattern(entry))
       throw std::invalid_argument("allow_ops entry '" + entry +
@@ -746,14 +749,23 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
   std::unordered_map<std::string_view, std::size_t> seen;
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     auto [it, fresh] = seen.emplace(spec.nodes[i].name, i);
-    if (!fresh)
-      throw SpecMismatchError("nodes " + std::to_string(it->second) + " and " + std::to_string(i) + " are both named `" +
-                              spec.nodes[i].name + "`; node names must be unique");
+    if (!fresh) {
+      SpecMismatchError e("nodes " + std::to_string(it->second) + " and " + std::to_string(i) + " are both named `" +
+                          spec.nodes[i].name + "`; node names must be unique");
+      e.node = i;
+      throw e;
+    }
   }
   plans_.reserve(spec.nodes.size());
   bool torch_written = !spec.schema_version.has_value();
-  for (std::size_t i = 0; i < spec.nodes.size(); ++i)
-    plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written, allow_ops));
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    try {
+      plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written, allow_ops, device_));
+    } catch (NodeError& e) {  // the errors of planning node i are about node i
+      e.node = i;
+      throw;
+    }
+  }
 }
 
 void ProxyExecutor::check_lengths(const NodePlan& plan, std::int64_t num_ints, std::int64_t num_tensors) {

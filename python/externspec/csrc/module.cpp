@@ -17,6 +17,8 @@
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
+#include "enums.h"
+
 namespace py = pybind11;
 using externspec::AOTIRunner;
 using externspec::CallError;
@@ -25,8 +27,9 @@ using externspec::ProxyExecutor;
 
 namespace {
 
-// Python exception classes, set by `_register_errors` (externspec.errors).
-py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error;
+// Python exception classes and the problem-record factory, set by `_register_errors` (externspec.errors).
+py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error,
+    problem_record;
 
 at::Tensor tensor_of(py::handle h, const char* what, std::size_t k) {
   if (!THPVariable_Check(h.ptr()))
@@ -142,12 +145,13 @@ py::list wrap(std::vector<at::Tensor> ts) {
   return out;
 }
 
-py::list run_flat(AOTIRunner& r, py::handle inputs) {
+// `stream`: a cudaStream_t as an integer (torch.cuda.Stream.cuda_stream), 0 for the current stream.
+py::list run_flat(AOTIRunner& r, py::handle inputs, std::uintptr_t stream) {
   auto tensors = tensors_of(inputs);
   std::vector<at::Tensor> out;
   {
     py::gil_scoped_release release;
-    out = r.run(tensors);
+    out = r.run(tensors, reinterpret_cast<void*>(stream));
   }
   return wrap(std::move(out));
 }
@@ -306,15 +310,30 @@ void raise_as(const py::object& cls, const char* message) {
   PyErr_SetObject(cls.ptr(), cls(message).ptr());
 }
 
+py::object none_if_empty(const std::string& s) { return s.empty() ? py::object(py::none()) : py::object(py::str(s)); }
+
+// An executor error as its Python class, with the node it is about (ExternSpecError.node).
+void raise_node_error(const py::object& cls, const externspec::NodeError& e) {
+  py::object node = e.node ? py::object(py::int_(*e.node)) : py::object(py::none());
+  PyErr_SetObject(cls.ptr(), cls(e.what(), py::arg("node") = node).ptr());
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "externspec's C++ proxy executor and AOTInductor runner";
   // The torch this was compiled against: es.cpp refuses a prebuilt binding under another release.
   m.attr("torch_version") = TORCH_VERSION;
+  // Whether the CUDA path (AOTIRunner on "cuda" devices, streams) was compiled in.
+#ifdef USE_CUDA
+  m.attr("with_cuda") = true;
+#else
+  m.attr("with_cuda") = false;
+#endif
 
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
-                               py::object unsupported, py::object package, py::object model) {
+                               py::object unsupported, py::object package, py::object model, py::object problem) {
+    problem_record = std::move(problem);
     decode_error = std::move(decode);
     version_error = std::move(version);
     spec_mismatch_error = std::move(mismatch);
@@ -328,17 +347,22 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     try {
       std::rethrow_exception(p);
     } catch (const externspec::DecodeError& e) {
+      // The records cross as records: kind, path, message and key, as the decoder made them.
       py::list errors;
-      for (const auto& [path, message] : e.errors()) errors.append(py::make_tuple(path, message));
-      PyErr_SetObject(decode_error.ptr(), decode_error(errors).ptr());
+      for (const auto& d : e.errors()) errors.append(problem_record(d.kind, d.path, d.message, none_if_empty(d.key)));
+      PyErr_SetObject(decode_error.ptr(), decode_error(errors, py::arg("source") = none_if_empty(e.source()),
+                                                       py::arg("truncated") = e.truncated())
+                                              .ptr());
     } catch (const externspec::VersionError& e) {
-      raise_as(version_error, e.what());
+      PyErr_SetObject(version_error.ptr(), version_error(e.message(), py::arg("path") = e.path(),
+                                                         py::arg("key") = none_if_empty(e.key()))
+                                               .ptr());
     } catch (const externspec::SpecMismatchError& e) {
-      raise_as(spec_mismatch_error, e.what());
+      raise_node_error(spec_mismatch_error, e);
     } catch (const externspec::CallError& e) {
-      raise_as(call_error, e.what());
+      raise_node_error(call_error, e);
     } catch (const externspec::UnsupportedError& e) {
-      raise_as(unsupported_error, e.what());
+      raise_node_error(unsupported_error, e);
     } catch (const externspec::PackageError& e) {
       raise_as(package_error, e.what());
     } catch (const externspec::ModelError& e) {
@@ -347,12 +371,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   });
 
   py::class_<ProxyExecutor>(m, "ProxyExecutor")
-      .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops) {
+      .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops,
+                       const std::optional<std::string>& device) {
              auto objs = custom_objects_of(objects);
+             std::optional<c10::Device> runtime;
+             if (device) runtime = externspec::parse_device(*device);
              py::gil_scoped_release release;
-             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops));
+             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops), runtime);
            }),
-           py::arg("json"), py::arg("custom_objects") = py::dict(), py::arg("allow_ops") = std::vector<std::string>{})
+           py::arg("json"), py::arg("custom_objects") = py::dict(), py::arg("allow_ops") = std::vector<std::string>{},
+           py::arg("device") = py::none())
       .def("__len__", &ProxyExecutor::size)
       .def("call_function", &call_function, py::arg("index"), py::arg("int_args"), py::arg("tensor_args"))
       .def("num_slots", [](const ProxyExecutor& ex, std::size_t index) {
@@ -387,8 +415,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
            py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"),
            py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"))
-      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args); })
-      .def("run_flat", &run_flat, py::arg("inputs"))
+      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, 0); })
+      .def("run_flat", &run_flat, py::arg("inputs"), py::arg("stream") = 0)
+      .def_property_readonly("device", [](const AOTIRunner& r) { return r.device().str(); })
       .def("run_with_python", &run_with_python, py::arg("call_function"))
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
       .def_property_readonly("num_models", &AOTIRunner::num_models)

@@ -259,6 +259,13 @@ ModelMembers Package::model(const std::string& model_name) const {
   out.source = member(".wrapper.cpp");
   out.metadata = member(".wrapper_metadata.json");
   out.weights = member(".wrapper_weights.blob");
+  // GPU kernels the library loads by file name from its folder (torch's loader extracts them there).
+  for (const auto& [name, record] : members_) {
+    std::string_view n = name;
+    if (n.substr(0, dir.size()) == dir && n.find('/', dir.size()) == std::string_view::npos &&
+        (ends_with(n, ".cubin") || ends_with(n, ".fatbin")))
+      out.kernels.push_back(name);
+  }
   return out;
 }
 

@@ -48,6 +48,7 @@ struct ModelMembers {
   std::optional<std::string> source;    // <stem>.wrapper.cpp
   std::optional<std::string> metadata;  // <stem>.wrapper_metadata.json
   std::optional<std::string> weights;   // <stem>.wrapper_weights.blob
+  std::vector<std::string> kernels;     // data/aotinductor/<model>/*.cubin, *.fatbin (GPU kernels)
 };
 
 // What the central directory records about a member.

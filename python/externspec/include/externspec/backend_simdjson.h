@@ -98,10 +98,18 @@ struct SimdjsonBackend {
       simdjson::dom::element root;
       auto error = parser_.parse(json.data(), json.size()).get(root);
       if (error == simdjson::DEPTH_ERROR)
-        detail::fail(detail::IssueKind::Syntax, "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels");
-      if (error == simdjson::NUMBER_ERROR) {
+        detail::fail(detail::IssueKind::Limit, "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels");
+      if (error == simdjson::UTF8_ERROR)
+        detail::fail(detail::IssueKind::Encoding, std::string("Invalid JSON: ") + simdjson::error_message(error));
+      // A number beyond simdjson's range may still be JSON (Python reads big integers); an invalid
+      // string may be a lone surrogate escape (an encoding problem) or a bad escape (syntax), which
+      // simdjson's one STRING_ERROR does not tell apart: the fallback parser reads both exactly.
+      if (error == simdjson::NUMBER_ERROR || error == simdjson::STRING_ERROR) {
         detail::Failure f;
-        f.issues.push_back(detail::Issue{detail::IssueKind::Syntax, std::string(), "Invalid JSON: number out of range"});
+        f.issues.push_back(detail::Issue{detail::IssueKind::Syntax, std::string(),
+                                         error == simdjson::NUMBER_ERROR
+                                             ? std::string("Invalid JSON: number out of range")
+                                             : std::string("Invalid JSON: ") + simdjson::error_message(error)});
         f.retry_with_fallback = true;
         throw f;
       }

@@ -1626,7 +1626,7 @@ void decode_fields(const V& v, void* out, const Field<Decoding<V>>* fields, std:
     if (seen[i])
       c.part_at_field(f.name, [&] { f.slot.decode(slot[i], out, ctx); });
     else if (f.presence == Presence::Required)
-      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`");
+      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`", std::string(f.name));
   }
   unknown.report(c);
   c.finish();
@@ -1779,7 +1779,8 @@ std::string allowed_values() {
   return out;
 }
 
-// An enum value, strictly: a JSON integer (no bools, floats or names) that names a value of E.
+// An enum value, strictly: a JSON integer that names a value of E. Any other JSON type (a name, a
+// bool, a float) is a type problem, as in Python: enums are integers on the wire.
 template <class E, class V>
 E decode_enum(const V& v) {
   switch (v.kind()) {
@@ -1792,12 +1793,8 @@ E decode_enum(const V& v) {
     case JsonKind::UInt:
     case JsonKind::BigInt:
       fail(IssueKind::Enum, "invalid enum value " + v.number_text() + ": input should be " + allowed_values<E>());
-    case JsonKind::String:
-      fail(IssueKind::Enum,
-           "invalid enum value '" + std::string(v.get_string()) + "': input should be " + allowed_values<E>());
     default:
-      fail(IssueKind::Enum, std::string("invalid enum value of type `") + kind_name(v.kind()) +
-                                "`: input should be " + allowed_values<E>());
+      fail_type("int", v.kind());
   }
 }
 
@@ -2378,15 +2375,16 @@ struct ExternspecVersioned {
   static void check_major(std::int64_t major, std::int64_t minor) {
     // Majors start at 1 and minors at 0 (Python: externspec.version._check_range).
     if (major < 1 || minor < 0)
-      throw VersionError("$.schema_version: document schema " + version_text(major, minor) +
-                         " is not a schema version (majors start at 1, minors at 0)");
+      throw VersionError("$.schema_version", "document schema " + version_text(major, minor) +
+                                                 " is not a schema version (majors start at 1, minors at 0)");
     if (major == SCHEMA_VERSION.major) return;
-    std::string text = "$.schema_version: document schema " + version_text(major, minor) + " has major version " +
+    std::string text = "document schema " + version_text(major, minor) + " has major version " +
                        std::to_string(major) + "; this reader (schema " +
                        version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) + ") reads major " +
                        std::to_string(SCHEMA_VERSION.major) + " only: ";
-    throw VersionError(text + (major > SCHEMA_VERSION.major ? "upgrade externspec"
-                                                            : "upgrade the file with `externspec upgrade IN OUT`"));
+    throw VersionError("$.schema_version", text + (major > SCHEMA_VERSION.major
+                                                       ? "upgrade externspec"
+                                                       : "upgrade the file with `externspec upgrade IN OUT`"));
   }
 
   static void check(const T& doc) {
@@ -2420,12 +2418,12 @@ struct ExternspecVersioned {
     if (version->second <= SCHEMA_VERSION.minor) return;
     for (const auto& issue : issues) {
       if (issue.kind != IssueKind::Unknown) continue;
-      auto open = issue.message.find('`');
-      std::string key = issue.message.substr(open + 1, issue.message.size() - open - 2);
-      throw VersionError("$" + issue.path + ": key `" + key + "` is unknown to schema " +
-                         version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) +
-                         "; the document was written with schema " + version_text(version->first, version->second) +
-                         " (a newer minor version that added it): upgrade externspec to read it");
+      throw VersionError("$" + issue.path,
+                         "key `" + issue.key + "` is unknown to schema " +
+                             version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) +
+                             "; the document was written with schema " + version_text(version->first, version->second) +
+                             " (a newer minor version that added it): upgrade externspec to read it",
+                         issue.key);
     }
   }
 };
@@ -2438,7 +2436,7 @@ struct TorchExportVersioned {
   static void check(const T& doc) {
     const auto& v = doc.schema_version;
     if ((v.major != 0 || v.minor != 0) && v.major != TorchMajor)
-      throw VersionError("$.schema_version: torch export schema " + version_text(v.major, v.minor) + " is not major " +
+      throw VersionError("$.schema_version", "torch export schema " + version_text(v.major, v.minor) + " is not major " +
                          std::to_string(TorchMajor) + ", the torch export schema this reader mirrors");
   }
   template <class V>
@@ -2468,11 +2466,12 @@ using DefaultBackend = NlohmannBackend;
 namespace detail {
 
 inline DecodeError to_decode_error(Failure& f) {
-  std::vector<std::pair<std::string, std::string>> errors;
+  std::vector<ErrorDetail> errors;
   const bool truncated = f.issues.size() > MAX_DECODE_ERRORS;
   if (truncated) f.issues.resize(MAX_DECODE_ERRORS);
-  for (auto& i : f.issues) errors.emplace_back("$" + i.path, std::move(i.message));
-  if (errors.empty()) errors.emplace_back("$", "invalid document");
+  for (auto& i : f.issues)
+    errors.push_back(ErrorDetail{error_kind_name(i.kind), "$" + i.path, std::move(i.message), std::move(i.key)});
+  if (errors.empty()) errors.push_back(ErrorDetail{error_kind_name(IssueKind::Syntax), "$", "invalid document", {}});
   return DecodeError(std::move(errors), truncated);
 }
 
@@ -2530,8 +2529,10 @@ T decode_root(const V& root, bool strict) {
 template <class T, class Backend = DefaultBackend>
 T decode(std::string_view json, bool strict = false) {
   if (json.size() > MAX_JSON_BYTES)  // before any parsing or allocation, as Python
-    throw DecodeError({{"$", "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
-                                 std::to_string(MAX_JSON_BYTES) + " bytes"}});
+    throw DecodeError({ErrorDetail{detail::error_kind_name(detail::IssueKind::Limit), "$",
+                                   "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
+                                       std::to_string(MAX_JSON_BYTES) + " bytes",
+                                   {}}});
   thread_local typename Backend::Document doc;
   std::optional<typename Backend::Value> root;
   try {

@@ -55,35 +55,61 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One problem of a document, made where the decoder finds it (Python: externspec.ErrorDetail).
+// `kind` is one of Python's `externspec.errors.ERROR_KINDS` (error_kind_name below), `key` the key
+// a `missing` or `unknown_key` problem names ("" otherwise).
+struct ErrorDetail {
+  std::string kind;
+  std::string path;
+  std::string message;
+  std::string key;
+};
+
 // A document does not match the schema. what() is Python's str(DecodeError): the first problem
 // as `$.json.path: message`, plus "(and N more)". `errors()` lists the problems in the order
 // Python reports them, at most MAX_DECODE_ERRORS; `truncated()` says the document has more.
+// `source` names the document (a file, a package member) in what(), as Python's `source`.
 class DecodeError : public Error {
  public:
-  explicit DecodeError(std::vector<std::pair<std::string, std::string>> errors, bool truncated = false)
-      : Error(render(errors, truncated)), errors_(std::move(errors)), truncated_(truncated) {}
-  const std::string& path() const { return errors_.front().first; }
-  const std::vector<std::pair<std::string, std::string>>& errors() const { return errors_; }
+  explicit DecodeError(std::vector<ErrorDetail> errors, bool truncated = false, std::string source = {})
+      : Error(render(errors, truncated, source)),
+        errors_(std::move(errors)),
+        truncated_(truncated),
+        source_(std::move(source)) {}
+  const std::string& path() const { return errors_.front().path; }
+  const std::vector<ErrorDetail>& errors() const { return errors_; }
   bool truncated() const { return truncated_; }
+  const std::string& source() const { return source_; }
 
  private:
-  static std::string render(const std::vector<std::pair<std::string, std::string>>& errors, bool truncated) {
-    if (errors.empty()) return "invalid document";
-    std::string out = errors.front().first + ": " + errors.front().second;
+  static std::string render(const std::vector<ErrorDetail>& errors, bool truncated, const std::string& source) {
+    std::string out = source.empty() ? "" : source + ": ";
+    if (errors.empty()) return out + "invalid document";
+    out += errors.front().path + ": " + errors.front().message;
     if (truncated)
       out += " (and more: listing stopped after " + std::to_string(errors.size()) + " problems)";
     else if (errors.size() > 1)
       out += " (and " + std::to_string(errors.size() - 1) + " more)";
     return out;
   }
-  std::vector<std::pair<std::string, std::string>> errors_;
+  std::vector<ErrorDetail> errors_;
   bool truncated_ = false;
+  std::string source_;
 };
 
-// A document's schema version cannot be read by this version of externspec.
+// A document's schema version cannot be read by this version of externspec. what() is
+// `path: message`; `path()` is what decided it ($.schema_version, or the object with a newer
+// minor's key), `key()` that key ("" otherwise).
 class VersionError : public Error {
  public:
-  using Error::Error;
+  VersionError(std::string path, std::string message, std::string key = {})
+      : Error(path + ": " + message), path_(std::move(path)), message_(std::move(message)), key_(std::move(key)) {}
+  const std::string& path() const { return path_; }
+  const std::string& message() const { return message_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string path_, message_, key_;
 };
 
 // A union accessor was called for a member that is not the one set. A programming error, but a
@@ -259,12 +285,30 @@ enum class JsonKind : std::uint8_t { Null, Bool, Int, UInt, BigInt, Double, Stri
 namespace detail {
 
 // What a problem is; the path is built while the exception unwinds, the innermost segment first.
-enum class IssueKind : std::uint8_t { Type, Missing, Unknown, Union, Range, Enum, Syntax };
+enum class IssueKind : std::uint8_t { Limit, Union, Missing, Unknown, Enum, Range, Type, Encoding, Syntax };
+
+// The kinds' names: Python's `externspec.errors.ERROR_KINDS` keys (tests/test_error_records.py
+// holds the two lists equal).
+inline const char* error_kind_name(IssueKind kind) {
+  switch (kind) {
+    case IssueKind::Limit: return "limit";
+    case IssueKind::Union: return "union";
+    case IssueKind::Missing: return "missing";
+    case IssueKind::Unknown: return "unknown_key";
+    case IssueKind::Enum: return "enum";
+    case IssueKind::Range: return "int_range";
+    case IssueKind::Type: return "type";
+    case IssueKind::Encoding: return "encoding";
+    case IssueKind::Syntax: return "syntax";
+  }
+  return "syntax";
+}
 
 struct Issue {
   IssueKind kind;
   std::string path;  // relative to the value being decoded when thrown ("" = that value)
   std::string message;
+  std::string key = {};  // the key a Missing or Unknown issue names
 };
 
 // Thrown inside the decoder, caught and turned into DecodeError/VersionError at the top.
@@ -393,9 +437,9 @@ class Collector {
     }
   }
   // A problem of the container itself (missing or unknown key, union arity).
-  void here(IssueKind kind, std::string message) {
+  void here(IssueKind kind, std::string message, std::string key = {}) {
     Failure f;
-    f.issues.push_back(Issue{kind, std::string(), std::move(message)});
+    f.issues.push_back(Issue{kind, std::string(), std::move(message), std::move(key)});
     if (!ctx_.collect) throw f;
     absorb(f);
   }
@@ -427,7 +471,7 @@ class UnknownKeys {
     if (keys_.empty() || collect_) keys_.push_back(key);
   }
   void report(Collector& c) const {
-    for (auto k : keys_) c.here(IssueKind::Unknown, "unknown key `" + std::string(k) + "`");
+    for (auto k : keys_) c.here(IssueKind::Unknown, "unknown key `" + std::string(k) + "`", std::string(k));
   }
 
  private:

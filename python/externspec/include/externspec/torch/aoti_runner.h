@@ -33,6 +33,13 @@
 // refuses the package). The minimum 2 the compiler writes for every dynamic size is its own
 // assumption, not the model's (a Dim(min=1) model runs size 1): only higher minimums are checked.
 //
+// On CUDA (a build with USE_CUDA, device "cuda" / "cuda:N", a package compiled for CUDA): the
+// model's kernel files (`*.cubin`, `*.fatbin`) are extracted beside its library, as torch's loader
+// does, and kept until the runner is destroyed; each run happens under a guard for the runner's
+// device, on the stream given (default: that device's current stream), with that stream made
+// current while the model runs, so the extern calls of the proxy executor run on it too; inputs
+// must be on the runner's device. docs/cuda.md.
+//
 // Threads: one runner serves many threads. `run` may be called from any number of threads at
 // once; up to `num_models` calls run in parallel, each on its own model instance of torch's
 // container, and further calls wait in the runner for an instance to come free (not in the
@@ -60,6 +67,10 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#ifdef USE_CUDA
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
@@ -131,9 +142,17 @@ class AOTIRunner {
   // Throws CallError (inputs that do not match what the package records, naming the input),
   // ModelError (the model's own check failed, with its message) or the executor's errors.
   // Thread-safe (see the top of this file).
-  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs);
+  // `stream`: a cudaStream_t of the runner's device (as torch's runner takes `stream_handle`), null
+  // for the device's current stream; UnsupportedError for a stream given to a CPU runner.
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, void* stream = nullptr);
+#ifdef USE_CUDA
+  // The stream must be on the runner's device (CallError otherwise).
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, const c10::cuda::CUDAStream& stream);
+#endif
   // Run with another proxy executor (benchmarks compare executors on the same compiled model).
-  std::vector<at::Tensor> run_with(const std::vector<at::Tensor>& inputs, torch::aot_inductor::ProxyExecutor* executor);
+  std::vector<at::Tensor> run_with(const std::vector<at::Tensor>& inputs, torch::aot_inductor::ProxyExecutor* executor,
+                                   void* stream = nullptr);
+  const c10::Device& device() const { return device_; }
 
   std::size_t num_inputs() const { return num_inputs_; }
   std::size_t num_models() const { return num_models_; }

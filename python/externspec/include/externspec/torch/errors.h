@@ -5,26 +5,38 @@
 
 #include <externspec/runtime.h>
 
+#include <cstddef>
+#include <optional>
+
 namespace externspec {
+
+// An error about one node of a spec. `node` is its index, set by the executor that planned it
+// (Python: ExternSpecError.node), so that a tool points at `$.nodes[node]` without reading the
+// message.
+class NodeError : public Error {
+ public:
+  using Error::Error;
+  std::optional<std::size_t> node;
+};
 
 // A node does not match the op it names (load time): unknown op, missing, unknown or retyped
 // argument, changed returns.
-class SpecMismatchError : public Error {
+class SpecMismatchError : public NodeError {
  public:
-  using Error::Error;
+  using NodeError::NodeError;
 };
 
 // A call's flat arrays do not match the node's plan (call time), or an int/list return differs
 // from what the compiled caller was specialized on.
-class CallError : public Error {
+class CallError : public NodeError {
  public:
-  using Error::Error;
+  using NodeError::NodeError;
 };
 
 // A value or type the extern-kernel ABI cannot carry.
-class UnsupportedError : public Error {
+class UnsupportedError : public NodeError {
  public:
-  using Error::Error;
+  using NodeError::NodeError;
 };
 
 // A package (.pt2) cannot be loaded: not a zip archive, no such model, a member whose name escapes

@@ -16,6 +16,7 @@
 #include <ATen/core/function.h>
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/inductor/aoti_torch/proxy_executor.h>
+#include <torch/headeronly/version.h>
 
 #include <cstdint>
 #include <exception>
@@ -85,9 +86,11 @@ class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
  public:
   // `json` is the text of an ExternKernelNodes document. Only dispatcher ops are callable, and not
   // those the op policy (op_policy.def) denies unless `allow_ops` names them (`ns::name`,
-  // `ns::name.overload` or `ns::*`; std::invalid_argument for another form).
+  // `ns::name.overload` or `ns::*`; std::invalid_argument for another form). `device` is the
+  // runtime device: every `as_device` argument passes it in place of the serialized device (as
+  // torch's proxy executor does with its runner's device); unset, the serialized device is passed.
   explicit ProxyExecutor(std::string_view json, CustomObjects custom_objects = {},
-                         std::vector<std::string> allow_ops = {});
+                         std::vector<std::string> allow_ops = {}, std::optional<c10::Device> device = std::nullopt);
 
   // The AOTInductor entry point. Throws (CallError for arrays that do not match the plan); the
   // exception is also kept per thread (take_last_error) because AOTInductor's C boundary turns it
@@ -95,9 +98,14 @@ class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
   void call_function(int extern_node_index, int num_ints, int64_t* flatten_int_args, int num_tensors,
                      AtenTensorHandle* flatten_tensor_args) override;
 
+#if TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 13
   std::unordered_map<std::string, c10::IValue> get_custom_objs() const override { return custom_objects_; }
+#else  // torch 2.11's ProxyExecutor has no get_custom_objs (2.13's has; 2.12 was not checked)
+  std::unordered_map<std::string, c10::IValue> get_custom_objs() const { return custom_objects_; }
+#endif
 
   std::size_t size() const { return plans_.size(); }
+  const std::optional<c10::Device>& device() const { return device_; }
   const NodePlan& plan(std::size_t index) const { return plans_.at(index); }
 
   // CallError unless the array lengths are the plan's.
@@ -110,6 +118,7 @@ class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
   void run(int index, int num_ints, const int64_t* ints, int num_tensors, AtenTensorHandle* tensors) const;
 
   CustomObjects custom_objects_;
+  std::optional<c10::Device> device_;
   std::vector<NodePlan> plans_;
 };
 

@@ -310,7 +310,7 @@ void decode_fields(const V& v, void* out, const Field<Decoding<V>>* fields, std:
     if (seen[i])
       c.part_at_field(f.name, [&] { f.slot.decode(slot[i], out, ctx); });
     else if (f.presence == Presence::Required)
-      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`");
+      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`", std::string(f.name));
   }
   unknown.report(c);
   c.finish();
@@ -463,7 +463,8 @@ std::string allowed_values() {
   return out;
 }
 
-// An enum value, strictly: a JSON integer (no bools, floats or names) that names a value of E.
+// An enum value, strictly: a JSON integer that names a value of E. Any other JSON type (a name, a
+// bool, a float) is a type problem, as in Python: enums are integers on the wire.
 template <class E, class V>
 E decode_enum(const V& v) {
   switch (v.kind()) {
@@ -476,12 +477,8 @@ E decode_enum(const V& v) {
     case JsonKind::UInt:
     case JsonKind::BigInt:
       fail(IssueKind::Enum, "invalid enum value " + v.number_text() + ": input should be " + allowed_values<E>());
-    case JsonKind::String:
-      fail(IssueKind::Enum,
-           "invalid enum value '" + std::string(v.get_string()) + "': input should be " + allowed_values<E>());
     default:
-      fail(IssueKind::Enum, std::string("invalid enum value of type `") + kind_name(v.kind()) +
-                                "`: input should be " + allowed_values<E>());
+      fail_type("int", v.kind());
   }
 }
 
@@ -518,11 +515,12 @@ using DefaultBackend = NlohmannBackend;
 namespace detail {
 
 inline DecodeError to_decode_error(Failure& f) {
-  std::vector<std::pair<std::string, std::string>> errors;
+  std::vector<ErrorDetail> errors;
   const bool truncated = f.issues.size() > MAX_DECODE_ERRORS;
   if (truncated) f.issues.resize(MAX_DECODE_ERRORS);
-  for (auto& i : f.issues) errors.emplace_back("$" + i.path, std::move(i.message));
-  if (errors.empty()) errors.emplace_back("$", "invalid document");
+  for (auto& i : f.issues)
+    errors.push_back(ErrorDetail{error_kind_name(i.kind), "$" + i.path, std::move(i.message), std::move(i.key)});
+  if (errors.empty()) errors.push_back(ErrorDetail{error_kind_name(IssueKind::Syntax), "$", "invalid document", {}});
   return DecodeError(std::move(errors), truncated);
 }
 
@@ -580,8 +578,10 @@ T decode_root(const V& root, bool strict) {
 template <class T, class Backend = DefaultBackend>
 T decode(std::string_view json, bool strict = false) {
   if (json.size() > MAX_JSON_BYTES)  // before any parsing or allocation, as Python
-    throw DecodeError({{"$", "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
-                                 std::to_string(MAX_JSON_BYTES) + " bytes"}});
+    throw DecodeError({ErrorDetail{detail::error_kind_name(detail::IssueKind::Limit), "$",
+                                   "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
+                                       std::to_string(MAX_JSON_BYTES) + " bytes",
+                                   {}}});
   thread_local typename Backend::Document doc;
   std::optional<typename Backend::Value> root;
   try {
