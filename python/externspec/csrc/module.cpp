@@ -341,6 +341,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     unsupported_error = std::move(unsupported);
     package_error = std::move(package);
     model_error = std::move(model);
+    // Released while the interpreter still runs: these globals' destructors would otherwise run at
+    // process exit, after finalization and without the GIL (problem_record, a function, aborted
+    // the process there: "PyThreadState_Get: the function must be called with the GIL held").
+    py::module_::import("atexit").attr("register")(py::cpp_function([] {
+      for (py::object* o : {&decode_error, &version_error, &spec_mismatch_error, &call_error, &unsupported_error,
+                            &package_error, &model_error, &problem_record})
+        *o = py::object();
+    }));
   });
   py::register_exception_translator([](std::exception_ptr p) {
     if (!p || !decode_error) return;
