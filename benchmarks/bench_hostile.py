@@ -11,8 +11,9 @@ A second table takes ~25 MB documents of one repeated element each (`[0,0,...]` 
 `[[],[],...]`, `[{},{},...]`, many short strings) through every decoder: `es.loads`, the C++
 decoder with each backend (benchmarks/cpp/peak_rss.cpp: the file read into a string of its size,
 then one decode; the growth over the state after the read) and torch's own loaders (Python:
-`json.loads` + `_dict_to_dataclass`; C++: generated_serialization_types.h), and prints peak RSS
-over the input size.
+`json.loads` + `_dict_to_dataclass`; C++: generated_serialization_types.h) and the Thrift codecs
+(the same document re-encoded in the binary and compact protocols), and prints peak RSS over the
+size of the input each decoder read.
 
     python benchmarks/bench_hostile.py          (or: python benchmarks/run.py bench_hostile)
 
@@ -65,6 +66,29 @@ def _thrift_empty_structs(protocol: str, size: int) -> bytes:
         varint.append(v)
         return bytes([0xA9, 0xFC]) + bytes(varint) + b"\0" * n + b"\0"
     return bytes([15]) + (10).to_bytes(2, "big") + bytes([12]) + n.to_bytes(4, "big") + b"\0" * n + b"\0"
+
+
+def _unterminated_calls() -> bytes:
+    """Wrapper source of proxy-executor calls that never close (a search over the whole text took
+    53 s for 0.68 MB)."""
+    return b"aoti_torch_proxy_executor_call_function(proxy_executor, 1, 1, std::array<int64_t, 1>{" * 7_900
+
+
+def _inflating_package(source_bytes: int) -> bytes:
+    """An AOTInductor package (as `aoti.read_package` reads it) whose wrapper.cpp inflates from
+    ~1/1000 of its size: blanks, deflated."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    stem = "pkg/data/aotinductor/model/m.wrapper"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"{stem}.json", '{"nodes": []}')
+        with z.open(f"{stem}.cpp", "w", force_zip64=True) as f:
+            chunk = b" " * (1 << 20)
+            for _ in range(source_bytes >> 20):
+                f.write(chunk)
+    return out.getvalue()
 
 
 def _thrift_version_doc(major: int) -> bytes:
@@ -137,6 +161,10 @@ CASES = (
          "thrift_codec.loads(data, es.ExternKernelNodes, 'binary')"),
     Case("20k flooding map keys", lambda: node_with_metadata(flooding_keys(20_000)), "cpp:Node"),
     Case("20k benign map keys", lambda: node_with_metadata(benign_keys(20_000)), "cpp:Node"),
+    Case("0.68 MB of unterminated wrapper calls", _unterminated_calls,
+         "from externspec import aoti; aoti.parse_wrapper_calls(data.decode())"),
+    Case("package: 512 MiB wrapper.cpp (deflated)", lambda: _inflating_package(512 << 20),
+         "from externspec import aoti; aoti.read_package(sys.argv[1])"),
     # es.cpp.AOTIRunner on a package (the input is the whole .pt2; issue 26 items 3, 4, 10)
     Case("package: 16 MiB of [ as metadata", _package_member(".wrapper_metadata.json", lambda: b"[" * (16 << 20)),
          RUNNER_LOAD, RUNNER_SETUP),
@@ -175,6 +203,15 @@ class Shape:
 
 SHAPES = (
     Shape("[0,0,...] as as_ints", "Argument", lambda: _repeated(b'{"as_ints": [', b"0", b"]}")),
+    Shape('[{"name":""},...] as as_tensors', "Argument",
+          lambda: _repeated(b'{"as_tensors": [', b'{"name":""}', b"]}")),
+    Shape('[{"as_none":true},...] optional', "Argument",
+          lambda: _repeated(b'{"as_optional_tensors": [', b'{"as_none":true}', b"]}")),
+    Shape('[{"as_int":0},...] as as_sym_ints', "Argument",
+          lambda: _repeated(b'{"as_sym_ints": [', b'{"as_int":0}', b"]}")),
+    Shape('[{"as_bool":true},...] sym_bools', "Argument",
+          lambda: _repeated(b'{"as_sym_bools": [', b'{"as_bool":true}', b"]}")),
+    Shape("[true,true,...] as as_bools", "Argument", lambda: _repeated(b'{"as_bools": [', b"true", b"]}")),
     Shape("[[],[],...] as as_int_lists", "Argument", lambda: _repeated(b'{"as_int_lists": [', b"[]", b"]}")),
     Shape("[{},{},...] as nodes", "ExternKernelNodes", lambda: _repeated(b'{"nodes": [', b"{}", b"]}")),
     Shape('["a","a",...] as as_strings', "Argument", lambda: _repeated(b'{"as_strings": [', b'"a"', b"]}")),
@@ -188,6 +225,9 @@ SHAPE_DECODERS = {
     "torch Python": ("import json; from torch._export.serde import schema, serialize",
                      "serialize._dict_to_dataclass(getattr(schema, T), json.loads(data))"),
     "torch C++": ("cpp:torch", ""),
+    # The same document re-encoded (in the parent) in each Thrift protocol; the ratio is over that size.
+    "Thrift binary": ("thrift:binary", "thrift_codec.loads(data, getattr(es, T), 'binary')"),
+    "Thrift compact": ("thrift:compact", "thrift_codec.loads(data, getattr(es, T), 'compact')"),
 }
 
 _CHILD = """
@@ -270,16 +310,37 @@ def _run_child(child: list[str], env: dict[str, str] | None = None) -> tuple[flo
     return float(seconds), int(rss), " ".join(outcome.split())[:100]
 
 
-def measure_shape(shape: Shape, decoder: str, path: Path) -> tuple[float, int, str]:
-    """(seconds, peak RSS growth in bytes, outcome) of one decoder on one shape, in a fresh child."""
+def measure_shape(shape: Shape, decoder: str, path: Path) -> tuple[float, int, str, int]:
+    """(seconds, peak RSS growth in bytes, outcome, input bytes) of one decoder on one shape, in a
+    fresh child. A Thrift decoder reads the document re-encoded in its protocol."""
     setup, call = SHAPE_DECODERS[decoder]
     if setup.startswith("cpp:"):
-        return _run_child([str(_peak_rss_program(setup[4:])), shape.type_name, str(path)])
+        return (*_run_child([str(_peak_rss_program(setup[4:])), shape.type_name, str(path)]), path.stat().st_size)
+    if setup.startswith("thrift:"):
+        encoded = _thrift_encoding(path, shape.type_name, setup.removeprefix("thrift:"))
+        if encoded is None:
+            return 0.0, 0, "not encodable: an invalid document (the first table has it refused at the list header)", 0
+        path = encoded
+        setup = ""
     code = _CHILD.format(root=str(ROOT), setup=setup, call=call)
-    return _run_child([sys.executable, "-c", code, str(path), shape.type_name], _child_env())
+    return (*_run_child([sys.executable, "-c", code, str(path), shape.type_name], _child_env()), path.stat().st_size)
 
 
-Measure = Callable[[Path], tuple[float, int, str]]
+def _thrift_encoding(path: Path, type_name: str, protocol: str) -> Path | None:
+    """The JSON document at `path` encoded in `protocol`, written beside it (None if it is invalid)."""
+    import externspec as es
+    from externspec import thrift_codec
+
+    try:
+        model = es.loads(path.read_bytes(), getattr(es, type_name))
+    except es.DecodeError:
+        return None
+    out = path.with_name(f"{path.name}.{protocol}")
+    out.write_bytes(thrift_codec.dumps(model, protocol))  # type: ignore[arg-type]
+    return out
+
+
+Measure = Callable[[Path], tuple[float, int, str, int]]
 
 
 def _table(title: str, inputs: list[tuple[str, Callable[[], bytes], list[tuple[str, Measure]]]],
@@ -294,10 +355,15 @@ def _table(title: str, inputs: list[tuple[str, Callable[[], bytes], list[tuple[s
             path = Path(tmp) / "input"
             path.write_bytes(data)
             for decoder, measure_one in decoders:
-                seconds, rss, outcome = measure_one(path)
-                lines.append(f"{name:{name_width}} {len(data):>9} {decoder:>{decoder_width}} | {seconds:>7.2f} "
-                             f"{rss / 1e6:>11.1f} {rss / len(data):>8.1f} | {outcome[:90]}")
+                seconds, rss, outcome, size = measure_one(path)
+                lines.append(f"{name:{name_width}} {size:>9} {decoder:>{decoder_width}} | {seconds:>7.2f} "
+                             f"{rss / 1e6:>11.1f} {rss / max(size, 1):>8.1f} | {outcome[:90]}")
     return lines
+
+
+def _sized(measure_one: Callable[[Case, Path], tuple[float, int, str]], case: Case,
+           path: Path) -> tuple[float, int, str, int]:
+    return (*measure_one(case, path), path.stat().st_size)
 
 
 def run_shapes() -> list[str]:
@@ -305,12 +371,12 @@ def run_shapes() -> list[str]:
               for shape in SHAPES]
     title = (f"Peak RSS per input shape (~{SHAPE_BYTES / 1e6:.0f} MB each; fresh process, {LIMIT_BYTES >> 30} GiB "
              "address space; growth over the state after reading the input)")
-    return [*_table(title, inputs, 30, 13), "target: peak RSS <= 10x the input"]
+    return [*_table(title, inputs, 34, 14), "target: peak RSS <= 10x the input"]
 
 
 def run() -> list[str]:
     inputs = [(case.name, case.build, [("C++" if case.call.startswith("cpp:") else "Python",
-                                        functools.partial(measure, case))]) for case in CASES]
+                                        functools.partial(_sized, measure, case))]) for case in CASES]
     title = (f"Hostile inputs: each in a fresh process limited to {LIMIT_BYTES >> 30} GiB of address space; "
              "peak RSS growth over the state after imports and reading the input")
     lines = _table(title, inputs, 40, 8)

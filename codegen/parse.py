@@ -144,6 +144,8 @@ def parse_text(text: str, path: str = "<idl>") -> ir.Schema:
         except (ThriftParserError, ThriftGrammarError, ThriftLexerError) as e:
             raise SchemaError([_thriftpy2_error(src, str(e))]) from None
     const_decls = list(parser.const_decls)
+    if not hasattr(module, "__thrift_meta__"):  # thriftpy2 builds no metadata for a file without declarations
+        raise SchemaError([(src.loc(1), "the IDL declares nothing (an empty file?)")])
     if module.__thrift_meta__.get("includes"):
         raise SchemaError([(src.loc(1), "include is not supported: the schema is a single file")])
     return _to_ir(module, const_decls, src, text)

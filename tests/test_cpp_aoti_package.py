@@ -153,6 +153,34 @@ def test_hostile_wrapper_source_is_read_in_linear_time(blob_package: Path, tmp_p
     torch.testing.assert_close(runner(*inputs)[3], MODEL.module(*inputs)[3])
 
 
+def test_a_member_name_that_is_not_utf8_keeps_every_error_class(blob_package: Path, tmp_path: Path) -> None:
+    """A byte that is not UTF-8 in the model's member names (raw in the zip: no UTF-8 flag) reaches
+    Python as `\\xff` in the message; the error keeps its class (it was UnicodeDecodeError from
+    pybind's str conversion, so `except es.CallError` caught nothing: issue 26, item 11)."""
+    def with_raw_ff(name: str, drop_source: bool = False) -> Path:
+        marked = _rewrite(blob_package, tmp_path / f"marked-{name}",
+                          lambda member, data: None if drop_source and member.endswith(".wrapper.cpp")
+                          else (member.replace(".wrapper", "QQQQ.wrapper"), data))
+        raw = marked.read_bytes()
+        assert raw.count(b"QQQQ.wrapper") >= 4  # each name in its local header and in the central directory
+        (tmp_path / name).write_bytes(raw.replace(b"QQQQ.wrapper", b"QQQ\xff.wrapper"))
+        return tmp_path / name
+
+    hostile = with_raw_ff("hostile.pt2")
+    with pytest.raises(es.PackageError, match=r"QQQ\\xff\.wrapper\.cpp: \d+ bytes, over the limit of 100 bytes"):
+        es.cpp.AOTIRunner(hostile, max_source_bytes=100)
+    # The load's warnings too (torch's warning handler decoded them strictly).
+    with pytest.warns(UserWarning, match=r"QQQ\\xff\.wrapper\.so: .*records no dtype or shape"):
+        es.cpp.AOTIRunner(with_raw_ff("nosource.pt2", drop_source=True))
+    runner = es.cpp.AOTIRunner(hostile)
+    x, _ = MODEL.inputs(4)
+    with pytest.raises(es.CallError, match=r"QQQ\\xff\.wrapper\.so: input 0 has dtype Double"):
+        runner(x.double(), torch.tensor(3))
+    with pytest.raises(es.ModelError, match=r"QQQ\\xff\.wrapper\.so: the model failed: Expected u0 >= 3"):
+        runner(x, torch.tensor(1))
+    torch.testing.assert_close(runner(x, torch.tensor(3))[0], x.sin())
+
+
 def test_the_models_own_check_raises_its_message(runner: es.cpp.AOTIRunner) -> None:
     x, _ = MODEL.inputs(4)
     with pytest.raises(es.ModelError, match=r"the model failed: Expected u0 >= 3 but received 1"):

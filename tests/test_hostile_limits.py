@@ -9,6 +9,11 @@ import textwrap
 
 import pytest
 
+import externspec as es
+from externspec.wire import MAX_JSON_DEPTH
+from tests.support.executors import Executor
+from tests.support.hostile_inputs import nesting_cases
+
 LIMIT = 1 << 30
 
 _CHILD = textwrap.dedent("""
@@ -54,3 +59,16 @@ def test_wrapper_calls_are_read_in_linear_time() -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == str([(3, (1, -4), ("buf0", "buf1"))] * 2)
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in nesting_cases(MAX_JSON_DEPTH)])
+def test_both_executors_apply_one_nesting_rule(executor: Executor, name: str) -> None:
+    """A spec with an ignored member nested to the limit: both executors accept or refuse it alike
+    (200 nested objects: es.ProxyExecutor refused the spec, es.cpp.ProxyExecutor accepted it)."""
+    _, value, accepted = {case[0]: case for case in nesting_cases(MAX_JSON_DEPTH)}[name]
+    text = '{"nodes": [], "x": ' + value + "}"
+    if accepted:
+        assert len(executor(text)) == 0
+    else:
+        with pytest.raises(es.DecodeError, match=f"^\\$: nesting deeper than {MAX_JSON_DEPTH} levels"):
+            executor(text)

@@ -210,3 +210,29 @@ def test_mutated_specs_load_or_fail_with_externspec_errors(data: st.DataObject, 
     except (es.ExternSpecError, RuntimeError, ValueError, IndexError) as exc:
         # RuntimeError/ValueError/IndexError: the kernel itself refusing lied-about static values.
         assert str(exc)
+
+
+def test_every_way_to_pass_a_spec(executor: Executor, tmp_path: Any) -> None:
+    """A spec object, a path (str or pathlib.Path), or the JSON text itself (str or bytes) load the same
+    spec in both executors; anything else is a TypeError naming what is accepted (JSON text passed as a
+    path raised `OSError: File name too long`, issue 26 item 19). Spec text is read as text: a str
+    starting with `{` is never opened as a file."""
+    doc, site = built(co.tuple_out, (X, Y))
+    text = json.dumps(doc)
+    path = tmp_path / "spec.json"
+    path.write_text(text, encoding="utf-8")
+    (tmp_path / "{").write_text("not a spec", encoding="utf-8")
+    for spec in (spec_of(doc), str(path), path, text, "\n  " + text, text.encode(), bytearray(text.encode())):
+        slots = list(site.tensor_args)
+        executor(spec).call_function(0, list(site.int_args), slots)
+        assert torch.equal(slots[2], X + Y), type(spec)
+    with pytest.raises(es.DecodeError, match=r"^\$\.nodes\[0\]: missing required field `name`"):
+        executor('{"nodes": [{"node": {}}]}')
+    with pytest.raises(es.DecodeError, match=rf"^{path}: "):
+        path.write_text('{"nodes": 0}', encoding="utf-8")
+        executor(path)
+    for wrong in (doc, 3, None, [text]):
+        with pytest.raises(TypeError, match=r"^expected ExternKernelNodes, a path to its JSON file \(str or "
+                                            r"os\.PathLike\), or its JSON text \(a str that starts with `\{`, or "
+                                            rf"bytes\), got {type(wrong).__name__}$"):
+            executor(wrong)

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 import externspec as es
 from externspec import wire
+from tests.support.hostile_inputs import nesting_cases
 from tests.support.strategies import MODELS, documents, mutated_bytes, mutated_trees
 
 SETTINGS = settings(max_examples=40, deadline=None,
@@ -144,6 +145,22 @@ def test_lower_nesting_limit(limit: int) -> None:
     # Brackets inside strings (escaped quotes too) are not nesting.
     tricky = '{"type": "c\\"[[[[[[[[[[[[pu", "index": 0, "x": ' + "[" * limit + "]" * limit + "}"
     assert es.loads(tricky, es.Device, max_depth=limit).type == 'c"[[[[[[[[[[[[pu'
+
+
+@pytest.mark.parametrize("limit", [1, 5, wire.MAX_JSON_DEPTH])
+def test_one_nesting_rule_at_every_limit(limit: int) -> None:
+    """Objects, arrays and both mixed, ending in a scalar, a string or an empty container, just inside
+    and just outside the limit: the verdict of the rule (tests/support/hostile_inputs.py), at the
+    parser's own limit and through the pre-scan of a lower one. tests/cpp/test_limits.py holds both
+    C++ backends to the same table, and tests/test_hostile_limits.py both executors."""
+    for name, value, accepted in nesting_cases(limit):
+        text = '{"type": "cpu", "index": 0, "x": ' + value + "}"
+        if accepted:
+            assert es.loads(text, es.Device, max_depth=limit).type == "cpu", name
+        else:
+            with pytest.raises(es.DecodeError, match=f"^\\$: nesting deeper than {limit} levels"):
+                es.loads(text, es.Device, max_depth=limit)
+                pytest.fail(name)
 
 
 def test_nesting_limit_above_the_parser_limit_is_refused() -> None:

@@ -141,6 +141,18 @@ def test_a_list_of_empty_structs_is_refused_before_it_is_built(protocol):
         tc.loads(header + b"\0" * n + b"\0", es.ExternKernelNodes, protocol)
 
 
+@pytest.mark.parametrize("protocol", tc.PROTOCOLS)
+def test_the_size_limit_applies_to_thrift_documents(protocol):
+    """A Thrift document decodes to up to ~250x its size (dense lists of small structs in compact,
+    SECURITY.md): it is refused over the JSON size limit, per call or by the process default."""
+    doc = tc.dumps(es.Argument(as_tensors=[es.TensorArgument(name="")] * 1000), protocol)
+    assert tc.loads(doc, es.Argument, protocol, max_bytes=len(doc)).as_tensors[0].name == ""
+    for data in (doc, bytearray(doc), memoryview(doc)):
+        with pytest.raises(es.DecodeError, match=rf"^\$: document of {len(doc)} bytes exceeds the size limit of "
+                                                 rf"{len(doc) - 1} bytes$"):
+            tc.loads(data, es.Argument, protocol, max_bytes=len(doc) - 1)
+
+
 @settings(max_examples=300, deadline=None)
 @given(position=st.integers(0, 10**6), byte=st.integers(0, 255), protocol=st.sampled_from(tc.PROTOCOLS))
 def test_corrupted_bytes_raise_only_externspec_errors(position, byte, protocol):

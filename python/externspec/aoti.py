@@ -4,6 +4,10 @@ generated wrapper makes, so an externspec executor can be checked against exactl
 A package is a zip; `*/data/aotinductor/model/<hash>.wrapper.json` is the extern-kernel file and
 `<hash>.wrapper.cpp` the generated wrapper, whose `aoti_torch_proxy_executor_call_function(...)`
 lines carry the two flat arrays (literal ints for static shapes, tensor handle names).
+
+Both members are read bounded, as the C++ runner reads them: the size the zip's directory records is
+checked against a limit before anything is inflated, the read stops at that size, and the CRC is
+verified; a member that lies about its size is a `PackageError` naming it.
 """
 
 from __future__ import annotations
@@ -11,13 +15,17 @@ from __future__ import annotations
 import os
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._generated.models import ExternKernelNodes
-from .errors import ExternSpecError
-from .wire import loads
+from .errors import ExternSpecError, PackageError
+from .wire import MAX_JSON_BYTES, loads
+
+# The largest wrapper source read: the default of es.cpp.AOTIRunner's `max_source_bytes`.
+MAX_SOURCE_BYTES = 64 << 20
 
 _CALL_START = "aoti_torch_proxy_executor_call_function("
 # Matched anchored, on one statement at a time (from _CALL_START to the next `;`): every character
@@ -86,24 +94,65 @@ def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCa
     return calls
 
 
-def read_package(path: str | os.PathLike[str]) -> ExternPackage:
-    """Extract the extern-kernel file and wrapper calls of an AOTInductor package."""
-    with zipfile.ZipFile(path) as z:
-        names = z.namelist()
-        json_names = [n for n in names if n.endswith(".wrapper.json") and "/data/aotinductor/" in n]
-        if len(json_names) != 1:
-            raise ExternSpecError(f"{path}: expected one */data/aotinductor/*/*.wrapper.json, found {json_names}")
-        json_name = json_names[0]
-        cpp_name = json_name.removesuffix(".json") + ".cpp"
-        json_text = z.read(json_name).decode()
-        cpp = z.read(cpp_name).decode()
-    nodes = loads(json_text, ExternKernelNodes, source=f"{path}!{json_name}")
+def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = None,
+                 max_source_bytes: int = MAX_SOURCE_BYTES) -> ExternPackage:
+    """Extract the extern-kernel file and wrapper calls of an AOTInductor package.
+
+    Reads two members, each at most its limit (`max_spec_bytes`, default `wire.MAX_JSON_BYTES`, for
+    the `*.wrapper.json`; `max_source_bytes` for the `*.wrapper.cpp`), checked from the zip's directory
+    before inflating. Raises `PackageError` naming the package and the member when the archive is not
+    a zip, a member is missing, repeated, over its limit, not the size or CRC its directory records, or
+    the source is not UTF-8. The wrapper source is required: the calls are read from it (a package
+    can run without it, so `es.cpp.AOTIRunner` loads one; `read_package` cannot replay it)."""
+    label = os.fspath(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+            json_infos = [i for i in infos
+                          if i.filename.endswith(".wrapper.json") and "/data/aotinductor/" in i.filename]
+            if len(json_infos) != 1:
+                raise PackageError(f"{label}: expected one */data/aotinductor/*/*.wrapper.json, found "
+                                   f"{[i.filename for i in json_infos]}")
+            json_name = json_infos[0].filename
+            cpp_name = json_name.removesuffix(".json") + ".cpp"
+            cpp_infos = [i for i in infos if i.filename == cpp_name]
+            if len(cpp_infos) != 1:
+                why = "is missing (the calls are read from the generated wrapper source)" if not cpp_infos \
+                    else f"appears {len(cpp_infos)} times"
+                raise PackageError(f"{label}: member {cpp_name!r} {why}")
+            json_bytes = _read_member(z, json_infos[0], MAX_JSON_BYTES if max_spec_bytes is None else max_spec_bytes,
+                                      label)
+            cpp_bytes = _read_member(z, cpp_infos[0], max_source_bytes, label)
+    except zipfile.BadZipFile as e:
+        raise PackageError(f"{label}: not a readable zip archive: {e}") from None
+    nodes = loads(json_bytes, ExternKernelNodes, source=f"{label}!{json_name}")
+    try:
+        cpp = cpp_bytes.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PackageError(f"{label}!{cpp_name}: not UTF-8 at byte {e.start}") from None
     outputs = sorted((int(i), n) for i, n in _OUTPUT.findall(cpp))
     inputs = sorted((int(i), n) for n, i in _INPUT.findall(cpp))
     return ExternPackage(
-        json_text=json_text, nodes=nodes, calls=tuple(parse_wrapper_calls(cpp, f"{path}!{cpp_name}")),
+        json_text=json_bytes.decode("utf-8"), nodes=nodes,
+        calls=tuple(parse_wrapper_calls(cpp, f"{label}!{cpp_name}")),
         input_names=tuple(n for _, n in inputs), output_names=tuple(n for _, n in outputs),
     )
+
+
+def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, label: str) -> bytes:
+    """A member's bytes: its recorded size checked against `limit` before inflating, the read capped
+    at that size, the CRC verified (zipfile checks it when the read reaches the recorded end)."""
+    where = f"{label}!{info.filename}"
+    if info.file_size > limit:
+        raise PackageError(f"{where}: {info.file_size} bytes, over the limit of {limit} bytes")
+    try:
+        with z.open(info) as f:
+            data = f.read(info.file_size + 1)
+    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError) as e:
+        raise PackageError(f"{where}: not the data its zip directory records ({e})") from None
+    if len(data) != info.file_size:
+        raise PackageError(f"{where}: {len(data)} bytes where the zip directory records {info.file_size}")
+    return data
 
 
 def replay_extern_calls(package: ExternPackage, call_function: Callable[[int, Sequence[int], list[Any]], None],

@@ -11,7 +11,7 @@ compiler. `<cache>` is `$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source check
 `~/.cache/externspec`. `EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's)
 always build from source.
 
-* `ProxyExecutor(spec | path, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
+* `ProxyExecutor(spec | path | JSON text, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
 * `AOTIRunner(package_path, model_name="model", device="cpu")` loads a package made by
   `torch._inductor.aoti_compile_and_package` (for the CPU, or for CUDA in a build with CUDA:
@@ -53,7 +53,7 @@ from .errors import (
     VersionError,
     problem,
 )
-from .wire import dumps, read_bounded
+from .wire import dumps, model_or_document
 
 _HERE = Path(__file__).resolve().parent
 CSRC = _HERE / "csrc"
@@ -160,13 +160,10 @@ def extension() -> ModuleType:
         return _module
 
 
-def _spec_json(spec: ExternKernelNodes | str | os.PathLike[str]) -> tuple[str | bytes, str | None]:
-    if isinstance(spec, ExternKernelNodes):
-        return dumps(spec), None
-    if isinstance(spec, (str, os.PathLike)):
-        # The size limit applies before reading; the C++ decoder checks the UTF-8 itself.
-        return read_bounded(spec), os.fspath(spec)
-    raise TypeError(f"expected ExternKernelNodes or a file path, got {type(spec).__name__}")
+def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tuple[str | bytes, str | None]:
+    # The size limit applies before reading a file; the C++ decoder checks the UTF-8 itself.
+    given, source = model_or_document(spec, ExternKernelNodes)
+    return (dumps(given) if isinstance(given, ExternKernelNodes) else given), source
 
 
 def _with_source(exc: DecodeError, source: str | None) -> DecodeError:
@@ -181,7 +178,7 @@ class ProxyExecutor:
     `es.ProxyExecutor`: denied ops this spec may use anyway. `device` as for `es.ProxyExecutor`:
     the runtime device every `as_device` argument passes (None: the serialized one)."""
 
-    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str],
+    def __init__(self, spec: ExternKernelNodes | str | bytes | os.PathLike[str],
                  custom_objects: dict[str, Any] | None = None, allow_ops: Iterable[str] = (), *,
                  device: torch.device | str | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)

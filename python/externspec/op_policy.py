@@ -1,8 +1,9 @@
 """Which registered ops a spec may name, read from the policy data both executors share.
 
 The data is `include/externspec/torch/op_policy.def` (the C++ executor #includes the same file):
-denied ops (files, other processes, process-wide state, memory outside the call's tensors), guards
-against static arguments that crash a kernel, and bounds on node metadata. A user who trusts a
+denied ops (files, other processes, process-wide state, memory outside the call's tensors, kernels
+that crash or hang on arguments they do not check), guards against static arguments that crash a
+kernel, and bounds on node metadata. A user who trusts a
 spec's use of a denied op names it in `allow_ops`; guards and bounds always apply.
 """
 

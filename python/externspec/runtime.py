@@ -38,7 +38,7 @@ from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes, No
 from .abi import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, accepts, arg_type, same_argument, slot_kind
 from .arg_writer import ArgWriter, Slots
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
-from .wire import load
+from .wire import loads, model_or_document
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -154,22 +154,22 @@ class ProxyExecutor:
     """Loads an extern-kernel spec and runs node `index` from the flat arrays (AOTInductor's
     `call_function` convention: tensor_args = dynamic tensor inputs, then one slot per output).
 
+    `spec` is an ExternKernelNodes, a path to its JSON file, or its JSON text (`wire.SPEC_FORMS`).
     Only dispatcher ops are callable, and not those the op policy denies (externspec.op_policy:
-    files, other processes, process-wide state); `allow_ops` names denied ops (`ns::name`,
+    files, other processes, process-wide state, memory outside the call's tensors, kernels that
+    crash on arguments they do not check); `allow_ops` names denied ops (`ns::name`,
     `ns::name.overload` or `ns::*`) this spec may use anyway.
 
     `device` is the runtime device: every `as_device` argument passes it in place of the serialized
     device, as torch's proxy executor passes its runner's device (docs/torch-compat.md, "The runtime
     device"); None passes the serialized device."""
 
-    def __init__(self, spec: ExternKernelNodes | str | os.PathLike[str], allow_ops: Iterable[str] = (), *,
+    def __init__(self, spec: ExternKernelNodes | str | bytes | os.PathLike[str], allow_ops: Iterable[str] = (), *,
                  device: torch.device | str | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
         self.device = None if device is None else torch_types.parse_device(device)
-        if isinstance(spec, (str, os.PathLike)):
-            spec = load(spec, ExternKernelNodes)
-        if not isinstance(spec, ExternKernelNodes):
-            raise TypeError(f"expected ExternKernelNodes or a file path, got {type(spec).__name__}")
+        given, source = model_or_document(spec, ExternKernelNodes)
+        spec = given if isinstance(given, ExternKernelNodes) else loads(given, ExternKernelNodes, source=source)
         self.spec = spec
         _check_unique_names(spec)
         cache = _Facts()

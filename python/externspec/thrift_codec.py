@@ -67,12 +67,16 @@ def dumps(model: BaseModel, protocol: Protocol = "binary") -> bytes:
 
 
 def loads(data: bytes | bytearray | memoryview, type: type[M], protocol: Protocol = "binary", *,
-          strict: bool = False, source: str | None = None) -> M:
+          strict: bool = False, source: str | None = None, max_bytes: int | None = None) -> M:
     """Decode one Thrift struct of `type` (a generated model class).
 
     Raises `DecodeError` (path of the problem, byte offset) or `VersionError`, like `externspec.loads`.
+    A document larger than `max_bytes` (default `wire.MAX_JSON_BYTES`, the JSON limit) is refused
+    before decoding: a Thrift document decodes to up to ~250x its size (SECURITY.md), so lower it
+    on a memory-constrained service.
     """
     buf = bytes(data)
+    wire.check_limits(buf, max_bytes, None, source)
     reader = _codec(protocol).struct_reader(type)
     try:
         with gc_paused():

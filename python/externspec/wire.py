@@ -10,8 +10,9 @@
   (`externspec.upgrade`) and is then validated like any other; the fast path never pays for it.
 * Hostile input is bounded before it costs anything (SECURITY.md): a document larger than
   `MAX_JSON_BYTES` is a `DecodeError` before parsing (`load` checks the file size before reading);
-  containers nested deeper than `MAX_JSON_DEPTH` levels below the top-level value are a
-  `DecodeError` from the parser itself, never a RecursionError. Both are per-call keywords
+  a value inside more than `MAX_JSON_DEPTH` containers (the top-level value is inside none; a
+  scalar counts as an empty container does) is a `DecodeError` from the parser itself, never a
+  RecursionError. Both are per-call keywords
   (`max_bytes`, `max_depth`) and process defaults (assign `externspec.wire.MAX_JSON_BYTES`).
   200 is pydantic-core's own recursion limit, so `max_depth` can only go lower; a lower limit is
   checked by a pre-scan of the brackets that only calls which ask for it pay.
@@ -19,6 +20,7 @@
 
 from __future__ import annotations
 
+import builtins
 import enum
 import functools
 import gc
@@ -227,9 +229,9 @@ def _utf8_size(data: str | bytes | bytearray) -> int:
 
 def check_limits(data: str | bytes | bytearray, max_bytes: int | None = None, max_depth: int | None = None,
                  source: str | None = None) -> None:
-    """Raise `DecodeError` if `data` is larger than `max_bytes` or nests containers deeper than
-    `max_depth` levels below the top-level value (None: the defaults, MAX_JSON_BYTES and
-    MAX_JSON_DEPTH). Cheap at the defaults: a length comparison; the parser enforces 200 levels."""
+    """Raise `DecodeError` if `data` is larger than `max_bytes` or holds a value inside more than
+    `max_depth` containers (None: the defaults, MAX_JSON_BYTES and MAX_JSON_DEPTH). Cheap at the
+    defaults: a length comparison; the parser enforces 200 levels."""
     limit = MAX_JSON_BYTES if max_bytes is None else max_bytes
     # A str is at most 4 UTF-8 bytes a character: measure exactly only near the limit.
     if (len(data) > limit or (isinstance(data, str) and len(data) * 4 > limit
@@ -240,18 +242,21 @@ def check_limits(data: str | bytes | bytearray, max_bytes: int | None = None, ma
         return
     if not 0 <= max_depth <= MAX_JSON_DEPTH:
         raise ValueError(f"max_depth must be between 0 and {MAX_JSON_DEPTH} (pydantic-core's limit), got {max_depth}")
-    if _nesting_exceeds(data if not isinstance(data, str) else data.encode("utf-8", "surrogatepass"), max_depth + 1):
+    if _nesting_exceeds(data if not isinstance(data, str) else data.encode("utf-8", "surrogatepass"), max_depth):
         raise DecodeError([problem("limit", "$", f"nesting deeper than {max_depth} levels")], source)
 
 
-def _nesting_exceeds(data: bytes | bytearray, levels: int) -> bool:
-    """True if containers nest more than `levels` deep (the top-level value counts as one).
+def _nesting_exceeds(data: bytes | bytearray, max_depth: int) -> bool:
+    """True if a value lies inside more than `max_depth` containers (the top-level value inside none):
+    pydantic-core's rule at its limit of 200, and both C++ backends' at any limit.
 
-    Without a Python-level loop over the bytes: drop escapes and strings, keep only brackets, then
-    peel innermost pairs one level per pass. Brackets that do not pair up stop the peeling: the
-    parser reports that document's syntax error."""
-    brackets = _STRING.sub(b"", _ESCAPE.sub(b"", data)).translate(None, _NOT_BRACKETS)
-    for _ in range(levels):
+    Without a Python-level loop over the bytes: drop escapes, turn each string and each empty
+    container into a placeholder scalar (a leaf either way), keep only brackets, so every pair left
+    holds a value; then peel innermost pairs one level per pass. Brackets that do not pair up stop
+    the peeling: the parser reports that document's syntax error."""
+    text = _STRING.sub(b"0", _ESCAPE.sub(b"", data)).translate(None, b" \t\n\r")
+    brackets = _INNERMOST_PAIR.sub(b"0", text).translate(None, _NOT_BRACKETS)
+    for _ in range(max_depth):
         if not brackets:
             return False
         peeled = _INNERMOST_PAIR.sub(b"", brackets)
@@ -395,6 +400,29 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int | None = None) -> 
             raise DecodeError([problem("limit", "$", f"document of {size} bytes exceeds the size limit of "
                                                       f"{limit} bytes")], os.fspath(path))
         return f.read(limit + 1)
+
+
+_JSON_OBJECT_START = re.compile(r"[ \t\n\r]*\{")
+SPEC_FORMS = ("a model object, a path to its JSON file (str or os.PathLike), or its JSON text (a str that starts "
+              "with `{`, or bytes)")
+
+
+def model_or_document(spec: Any, type: type[M]) -> tuple[M | str | bytes, str | None]:
+    """The ways a caller passes a document, told apart: a `type` instance (returned as is), JSON text
+    (a str whose first non-blank character is `{`: a spec is a JSON object, and no sane path starts
+    so; or bytes), or a path (str or os.PathLike, read by `read_bounded`). Returns the model or the
+    document, and the path as the source of error messages. Anything else is a TypeError naming
+    what is accepted."""
+    if isinstance(spec, type):
+        return spec, None
+    if isinstance(spec, (bytes, bytearray, memoryview)):
+        return bytes(spec), None
+    if isinstance(spec, str) and _JSON_OBJECT_START.match(spec):
+        return spec, None
+    if isinstance(spec, (str, os.PathLike)):
+        return read_bounded(spec), os.fspath(spec)
+    forms = SPEC_FORMS.replace("a model object", type.__name__)
+    raise TypeError(f"expected {forms}, got {builtins.type(spec).__name__}")
 
 
 def dumps(model: BaseModel) -> str:

@@ -197,6 +197,42 @@ def test_cli_against_a_git_revision(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "cannot read idl/externspec.thrift at revision 'nosuchrev'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("rev", ["--output={out}", "-p", "--output={out}:x"])
+def test_cli_against_refuses_option_like_revisions(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   rev: str) -> None:
+    """git must never read `--against` as an option: `--output=FILE` wrote FILE (then the empty text it
+    printed ended in an internal error)."""
+    repo = tmp_path / "vendor"
+    repo.mkdir()
+    idl = repo / "externspec.thrift"
+    shutil.copy(IDL, idl)
+    git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "vendor"], check=True)
+    out = tmp_path / "written"
+    assert cli.main(["compat", f"--against={rev.format(out=out)}", str(idl)]) == 1
+    err = capsys.readouterr().err
+    assert f"--against {rev.format(out=out)!r} is not a git revision" in err, err
+    assert not list(tmp_path.glob("written*"))
+
+
+def test_cli_against_a_revision_with_an_empty_idl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = tmp_path / "vendor"
+    repo.mkdir()
+    idl = repo / "externspec.thrift"
+    idl.write_text("", encoding="utf-8")
+    git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "empty"], check=True)
+    shutil.copy(IDL, idl)
+    assert cli.main(["compat", "--against", "HEAD", str(idl)]) == 1
+    err = capsys.readouterr().err
+    assert "HEAD:externspec.thrift:1:1: the IDL declares nothing (an empty file?)" in err, err
+    assert "internal error" not in err
+
+
 def test_cli_usage_and_bad_idl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["compat", str(IDL)]) == 2
     assert "expected OLD.thrift NEW.thrift" in capsys.readouterr().err

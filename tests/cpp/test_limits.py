@@ -19,6 +19,7 @@ from externspec import wire
 from externspec._cppbuild import build
 from externspec.cpp_include import get_include
 from tests.cpp.harness import BACKENDS, CACHE, HARNESS_SOURCE, Harness, harness_flags
+from tests.support.hostile_inputs import nesting_cases
 
 LOW_BYTES, LOW_DEPTH = 300, 5
 
@@ -71,6 +72,37 @@ def test_cpp_and_python_agree_at_the_limits(low_limit_harness: Harness, tmp_path
         if got.kind == "DecodeError":
             assert got.path == "$"
             assert got.message.startswith(want[1]), f"{low_limit_harness.build} {name}: {got.message} vs {want[1]}"
+
+
+def _nesting_verdicts(harness: Harness, limit: int, tmp_path: Path) -> None:
+    """The table of tests/support/hostile_inputs.py (objects, arrays, mixed; scalar, string or empty
+    leaf; at limit - 1, limit, limit + 1) through `harness`, against the rule's verdict and Python's."""
+    cases = nesting_cases(limit)
+    paths = []
+    for name, value, _ in cases:
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text('{"type": "cpu", "index": 0, "x": ' + value + "}", encoding="utf-8")
+    for (name, _, accepted), path, got in zip(cases, paths, harness.run([("Device", p) for p in paths]), strict=True):
+        python_accepts = True
+        try:
+            es.loads(path.read_bytes(), es.Device, max_depth=limit)
+        except es.DecodeError:
+            python_accepts = False
+        assert (got.kind == "OK", python_accepts) == (accepted, accepted), f"{harness.build} {name}: {got}"
+        if not accepted:
+            assert got.path == "$" and got.message.startswith(f"$: nesting deeper than {limit} levels"), \
+                f"{harness.build} {name}: {got}"
+
+
+@pytest.mark.slow
+def test_one_nesting_rule_at_the_default_limit(harness: Harness, tmp_path: Path) -> None:
+    """200 nested objects were accepted by nlohmann and refused by Python (issue 26, item 12)."""
+    _nesting_verdicts(harness, wire.MAX_JSON_DEPTH, tmp_path)
+
+
+@pytest.mark.slow
+def test_one_nesting_rule_at_a_lower_limit(low_limit_harness: Harness, tmp_path: Path) -> None:
+    _nesting_verdicts(low_limit_harness, LOW_DEPTH, tmp_path)
 
 
 @pytest.mark.slow

@@ -45,3 +45,29 @@ def node_with_metadata(keys: list[str]) -> bytes:
     """A `Node` document whose `metadata` map has the given keys."""
     node = {"target": "aten::add.Tensor", "inputs": [], "outputs": [], "metadata": dict.fromkeys(keys, "")}
     return json.dumps(node).encode()
+
+
+# The nesting rule every decoder applies (Python at pydantic-core's limit and with a lower
+# `max_depth`, both C++ backends at any EXTERNSPEC_MAX_JSON_DEPTH): no value, scalar or container,
+# lies inside more than the limit's number of containers; the top-level value lies inside none.
+NESTING_SHAPES = {"objects": "o", "arrays": "a", "mixed": "oa"}
+NESTING_LEAVES = {"scalar": "0", "string": '"[{"', "empty-array": "[]", "empty-object": "{}"}
+
+
+def nested_value(depth: int, shape: str, leaf: str) -> str:
+    """JSON text for the value of a top-level object's member (itself inside 1 container) whose
+    innermost value `leaf` lies inside `depth` containers: `depth - 1` containers of `shape`
+    (a key of NESTING_SHAPES) around it."""
+    value = NESTING_LEAVES[leaf]
+    pattern = NESTING_SHAPES[shape]
+    for i in range(depth - 1):
+        value = '{"a": ' + value + "}" if pattern[i % len(pattern)] == "o" else "[" + value + "]"
+    return value
+
+
+def nesting_cases(limit: int) -> list[tuple[str, str, bool]]:
+    """(id, value text, accepted) for innermost values at depths limit - 1, limit and limit + 1, of
+    every shape and leaf: what a decoder with nesting limit `limit` must accept or refuse."""
+    return [(f"{shape}-{leaf}-{depth - limit:+d}", nested_value(depth, shape, leaf), depth <= limit)
+            for depth in (limit - 1, limit, limit + 1) if depth >= 1
+            for shape in NESTING_SHAPES for leaf in NESTING_LEAVES]

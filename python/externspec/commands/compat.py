@@ -50,14 +50,20 @@ def _version(text: str) -> tuple[int, int]:
 
 
 def git_show(rev: str, path: Path) -> tuple[str, str]:
-    """The text of `path` at git revision `rev`, and a display name `REV:relpath`."""
+    """The text of `path` at git revision `rev`, and a display name `REV:relpath`.
+
+    A revision that starts with `-` is refused: git would read it as an option (`--output=FILE`
+    writes a file). `--end-of-options` keeps any other text an operand."""
+    if rev.startswith("-"):
+        raise ValueError(f"--against {rev!r} is not a git revision (a revision does not start with `-`)")
     path = path.resolve()
     top = subprocess.run(["git", "-C", str(path.parent), "rev-parse", "--show-toplevel"],
                          capture_output=True, text=True)
     if top.returncode != 0:
         raise ValueError(f"{path}: not inside a git repository ({top.stderr.strip()})")
     rel = path.relative_to(Path(top.stdout.strip()).resolve()).as_posix()
-    shown = subprocess.run(["git", "-C", top.stdout.strip(), "show", f"{rev}:{rel}"], capture_output=True, text=True)
+    shown = subprocess.run(["git", "-C", top.stdout.strip(), "show", "--end-of-options", f"{rev}:{rel}"],
+                           capture_output=True, text=True)
     if shown.returncode != 0:
         raise ValueError(f"cannot read {rel} at revision {rev!r}: {shown.stderr.strip()}")
     return shown.stdout, f"{rev}:{rel}"

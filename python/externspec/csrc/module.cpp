@@ -4,6 +4,10 @@
 // executor's SpecMismatchError/CallError/UnsupportedError become the Python classes of the same
 // names in externspec.errors (registered by externspec.cpp at import), so callers catch
 // es.ExternSpecError for both executors.
+//
+// C++ text is bytes: a message names package members, paths and the model's own words, none of
+// which need be UTF-8. Every string that crosses into Python goes through `text` (invalid bytes
+// become `\xNN`), so a bad byte never turns an error into UnicodeDecodeError.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -11,6 +15,8 @@
 #include <torch/headeronly/version.h>
 
 #include <chrono>
+#include <variant>
+#include <string_view>
 #include <stdexcept>
 
 #include <externspec/torch/aoti_runner.h>
@@ -27,8 +33,27 @@ using externspec::ProxyExecutor;
 
 namespace {
 
+py::str text(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "backslashreplace");
+  if (o == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+bool is_utf8(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), nullptr);
+  if (o == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  Py_DECREF(o);
+  return true;
+}
+
 // Python exception classes and the problem-record factory, set by `_register_errors` (externspec.errors).
-py::object decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error,
+// Handles that own a reference never given back: a static py::object would drop its reference in
+// the C++ exit handlers, after Python has finalized (a function object freed there aborted the
+// process: "PyThreadState_Get ... finalizing").
+py::handle decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error,
     problem_record;
 
 at::Tensor tensor_of(py::handle h, const char* what, std::size_t k) {
@@ -306,16 +331,45 @@ py::list run_with_python(AOTIRunner& r, py::object call, py::args args) {
   return wrap(std::move(out));
 }
 
-void raise_as(const py::object& cls, const char* message) {
-  PyErr_SetObject(cls.ptr(), cls(message).ptr());
+// Collects the TORCH_WARNs of a load made without the GIL and issues them as Python warnings once
+// it is held again, their text through `text`: torch::PyWarningHandler decodes a message strictly,
+// so a member name that is not UTF-8 turned the warning into UnicodeDecodeError.
+class LoadWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& warning) override {
+    warnings_.emplace_back(std::holds_alternative<c10::DeprecationWarning>(warning.type()), warning.msg());
+  }
+  // Raises the Python error when a warning filter turns one into an exception.
+  void issue() {
+    auto warn = py::module_::import("warnings").attr("warn");
+    auto pending = std::move(warnings_);
+    warnings_.clear();
+    for (const auto& [deprecation, message] : pending)  // error_already_set when a filter raises
+      warn(text(message), py::handle(deprecation ? PyExc_DeprecationWarning : PyExc_UserWarning), 2);
+  }
+  // On the way out of a failed load: the load's own error wins over a warning made an exception.
+  void issue_before_error() noexcept {
+    try {
+      issue();
+    } catch (...) {
+      PyErr_Clear();
+    }
+  }
+
+ private:
+  std::vector<std::pair<bool, std::string>> warnings_;
+};
+
+void raise_as(py::handle cls, const char* message) {
+  PyErr_SetObject(cls.ptr(), cls(text(message)).ptr());
 }
 
-py::object none_if_empty(const std::string& s) { return s.empty() ? py::object(py::none()) : py::object(py::str(s)); }
+py::object none_if_empty(const std::string& s) { return s.empty() ? py::object(py::none()) : py::object(text(s)); }
 
 // An executor error as its Python class, with the node it is about (ExternSpecError.node).
-void raise_node_error(const py::object& cls, const externspec::NodeError& e) {
+void raise_node_error(py::handle cls, const externspec::NodeError& e) {
   py::object node = e.node ? py::object(py::int_(*e.node)) : py::object(py::none());
-  PyErr_SetObject(cls.ptr(), cls(e.what(), py::arg("node") = node).ptr());
+  PyErr_SetObject(cls.ptr(), cls(text(e.what()), py::arg("node") = node).ptr());
 }
 
 }  // namespace
@@ -333,22 +387,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
                                py::object unsupported, py::object package, py::object model, py::object problem) {
-    problem_record = std::move(problem);
-    decode_error = std::move(decode);
-    version_error = std::move(version);
-    spec_mismatch_error = std::move(mismatch);
-    call_error = std::move(call);
-    unsupported_error = std::move(unsupported);
-    package_error = std::move(package);
-    model_error = std::move(model);
-    // Released while the interpreter still runs: these globals' destructors would otherwise run at
-    // process exit, after finalization and without the GIL (problem_record, a function, aborted
-    // the process there: "PyThreadState_Get: the function must be called with the GIL held").
-    py::module_::import("atexit").attr("register")(py::cpp_function([] {
-      for (py::object* o : {&decode_error, &version_error, &spec_mismatch_error, &call_error, &unsupported_error,
-                            &package_error, &model_error, &problem_record})
-        *o = py::object();
-    }));
+    problem_record = problem.release();
+    decode_error = decode.release();
+    version_error = version.release();
+    spec_mismatch_error = mismatch.release();
+    call_error = call.release();
+    unsupported_error = unsupported.release();
+    package_error = package.release();
+    model_error = model.release();
   });
   py::register_exception_translator([](std::exception_ptr p) {
     if (!p || !decode_error) return;
@@ -357,12 +403,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     } catch (const externspec::DecodeError& e) {
       // The records cross as records: kind, path, message and key, as the decoder made them.
       py::list errors;
-      for (const auto& d : e.errors()) errors.append(problem_record(d.kind, d.path, d.message, none_if_empty(d.key)));
+      for (const auto& d : e.errors())
+        errors.append(problem_record(d.kind, text(d.path), text(d.message), none_if_empty(d.key)));
       PyErr_SetObject(decode_error.ptr(), decode_error(errors, py::arg("source") = none_if_empty(e.source()),
                                                        py::arg("truncated") = e.truncated())
                                               .ptr());
     } catch (const externspec::VersionError& e) {
-      PyErr_SetObject(version_error.ptr(), version_error(e.message(), py::arg("path") = e.path(),
+      PyErr_SetObject(version_error.ptr(), version_error(text(e.message()), py::arg("path") = text(e.path()),
                                                          py::arg("key") = none_if_empty(e.key()))
                                                .ptr());
     } catch (const externspec::SpecMismatchError& e) {
@@ -375,6 +422,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       raise_as(package_error, e.what());
     } catch (const externspec::ModelError& e) {
       raise_as(model_error, e.what());
+    } catch (const std::invalid_argument& e) {
+      // Any other exception (torch's c10::Error included) keeps pybind's translation unless its
+      // message is not UTF-8, which pybind would turn into UnicodeDecodeError.
+      if (is_utf8(e.what())) throw;
+      raise_as(py::reinterpret_borrow<py::object>(PyExc_ValueError), e.what());
+    } catch (const std::exception& e) {
+      if (is_utf8(e.what())) throw;
+      raise_as(py::reinterpret_borrow<py::object>(PyExc_RuntimeError), e.what());
     }
   });
 
@@ -411,14 +466,18 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
              options.num_models = num_models;
              options.op_libraries = std::move(op_libraries);
              options.load_custom_objects = load_custom_objects;
-             torch::PyWarningHandler warnings;  // the load's TORCH_WARNs become Python warnings
+             LoadWarnings warnings;  // the load's TORCH_WARNs become Python warnings
+             std::unique_ptr<AOTIRunner> runner;
              try {
+               c10::WarningUtils::WarningHandlerGuard guard(&warnings);
                py::gil_scoped_release release;
-               return std::make_unique<AOTIRunner>(package_path, std::move(options));
+               runner = std::make_unique<AOTIRunner>(package_path, std::move(options));
              } catch (...) {
-               warnings.set_in_exception();
+               warnings.issue_before_error();
                throw;
              }
+             warnings.issue();
+             return runner;
            }),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
            py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"),
@@ -430,9 +489,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
       .def_property_readonly("num_models", &AOTIRunner::num_models)
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
-      .def_property_readonly("in_spec", &AOTIRunner::in_spec)
-      .def_property_readonly("out_spec", &AOTIRunner::out_spec)
-      .def_property_readonly("metadata", &AOTIRunner::metadata);
+      .def_property_readonly("in_spec", [](const AOTIRunner& r) { return text(r.in_spec()); })
+      .def_property_readonly("out_spec", [](const AOTIRunner& r) { return text(r.out_spec()); })
+      .def_property_readonly("metadata", [](const AOTIRunner& r) { return text(r.metadata()); });
 
   py::class_<FloorRunner>(m, "FloorRunner")
       .def(py::init<AOTIRunner&>(), py::arg("runner"), py::keep_alive<1, 2>())

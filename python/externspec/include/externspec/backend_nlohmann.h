@@ -107,18 +107,22 @@ struct NlohmannBackend {
     using json = nlohmann::json;
     explicit Builder(Tape& t) : t_(t) {}
     bool null() {
+      if (too_deep()) return false;
       push(JsonKind::Null);
       return true;
     }
     bool boolean(bool b) {
+      if (too_deep()) return false;
       push(JsonKind::Bool).v.b = b;
       return true;
     }
     bool number_integer(json::number_integer_t x) {
+      if (too_deep()) return false;
       push(JsonKind::Int).v.i = x;
       return true;
     }
     bool number_unsigned(json::number_unsigned_t x) {
+      if (too_deep()) return false;
       if (x <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
         push(JsonKind::Int).v.i = static_cast<std::int64_t>(x);
       else
@@ -126,6 +130,7 @@ struct NlohmannBackend {
       return true;
     }
     bool number_float(json::number_float_t x, const json::string_t& literal) {
+      if (too_deep()) return false;
       if (literal.find_first_of(".eE") == std::string::npos)
         // An integer literal beyond uint64: keep the text (Python reads it as an int).
         push(JsonKind::BigInt).v.s = store(literal);
@@ -134,6 +139,7 @@ struct NlohmannBackend {
       return true;
     }
     bool string(json::string_t& s) {
+      if (too_deep()) return false;
       push(JsonKind::String).v.s = store(s);
       return true;
     }
@@ -186,12 +192,16 @@ struct NlohmannBackend {
       e.v.u = 0;
       return e;
     }
+    // The nesting rule, as Python's (pydantic-core's) at the default: no value, scalar or container,
+    // lies inside more than MAX_JSON_DEPTH containers (the top-level value lies inside none).
+    bool too_deep() {
+      if (stack_.size() <= static_cast<std::size_t>(MAX_JSON_DEPTH)) return false;
+      error_ = "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels";
+      kind_ = detail::IssueKind::Limit;
+      return true;
+    }
     bool open(JsonKind kind) {
-      if (stack_.size() > static_cast<std::size_t>(MAX_JSON_DEPTH)) {
-        error_ = "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels";
-        kind_ = detail::IssueKind::Limit;
-        return false;
-      }
+      if (too_deep()) return false;
       push(kind);
       stack_.push_back(t_.size() - 1);
       return true;

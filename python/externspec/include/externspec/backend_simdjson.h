@@ -10,6 +10,7 @@
 // without reallocating.
 #pragma once
 
+#include <algorithm>
 #include <simdjson.h>
 
 #include "externspec.h"
@@ -87,17 +88,20 @@ struct SimdjsonBackend {
   class Document {
    public:
     Value parse(std::string_view json) {
-      // Depth 1 + MAX_JSON_DEPTH, as Python: containers nested deeper are rejected while parsing.
-      if (json.size() > capacity_ || !allocated_) {
-        if (parser_.allocate(json.size(), MAX_JSON_DEPTH + 1) != simdjson::SUCCESS)
-          detail::fail(detail::IssueKind::Syntax, "Invalid JSON: cannot allocate a parser for " +
-                                                      std::to_string(json.size()) + " bytes");
-        capacity_ = json.size();
-        allocated_ = true;
-      }
+      // The nesting rule, as Python's: no value lies inside more than MAX_JSON_DEPTH containers, so
+      // containers nest at most MAX_JSON_DEPTH + 1 deep and only the deepest may be empty. simdjson
+      // counts containers: a document parsed within MAX_JSON_DEPTH (at least 1) keeps the rule; only
+      // one that fails there is parsed again one level deeper and walked for a container at the
+      // limit that holds something.
+      const std::size_t strict = MAX_JSON_DEPTH > 0 ? MAX_JSON_DEPTH : 1;
       simdjson::dom::element root;
-      auto error = parser_.parse(json.data(), json.size()).get(root);
-      if (error == simdjson::DEPTH_ERROR)
+      auto error = parse_within(json, strict, root);
+      bool walk = MAX_JSON_DEPTH == 0;
+      if (error == simdjson::DEPTH_ERROR && MAX_JSON_DEPTH > 0) {
+        error = parse_within(json, MAX_JSON_DEPTH + 1, root);
+        walk = true;
+      }
+      if (error == simdjson::DEPTH_ERROR || (!error && walk && holds_too_deep(root, 0)))
         detail::fail(detail::IssueKind::Limit, "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels");
       if (error == simdjson::UTF8_ERROR)
         detail::fail(detail::IssueKind::Encoding, std::string("Invalid JSON: ") + simdjson::error_message(error));
@@ -118,9 +122,35 @@ struct SimdjsonBackend {
     }
 
    private:
+    simdjson::error_code parse_within(std::string_view json, std::size_t depth, simdjson::dom::element& root) {
+      if (json.size() > capacity_ || depth != depth_) {
+        std::size_t capacity = std::max(json.size(), capacity_);
+        if (parser_.allocate(capacity, depth) != simdjson::SUCCESS)
+          detail::fail(detail::IssueKind::Syntax, "Invalid JSON: cannot allocate a parser for " +
+                                                      std::to_string(json.size()) + " bytes");
+        capacity_ = capacity;
+        depth_ = depth;
+      }
+      return parser_.parse(json.data(), json.size()).get(root);
+    }
+    // True if a container `depth` containers deep holds a value deeper than MAX_JSON_DEPTH.
+    static bool holds_too_deep(simdjson::dom::element e, std::size_t depth) {
+      simdjson::dom::array array;
+      simdjson::dom::object object;
+      if (!e.get(array)) {
+        if (depth == static_cast<std::size_t>(MAX_JSON_DEPTH)) return array.begin() != array.end();
+        for (simdjson::dom::element x : array)
+          if (holds_too_deep(x, depth + 1)) return true;
+      } else if (!e.get(object)) {
+        if (depth == static_cast<std::size_t>(MAX_JSON_DEPTH)) return object.begin() != object.end();
+        for (simdjson::dom::key_value_pair kv : object)
+          if (holds_too_deep(kv.value, depth + 1)) return true;
+      }
+      return false;
+    }
     simdjson::dom::parser parser_;
     std::size_t capacity_ = 0;
-    bool allocated_ = false;
+    std::size_t depth_ = 0;
   };
 };
 

@@ -26,8 +26,9 @@
 
 namespace externspec {
 
-// Containers nested deeper than this below the top-level value are rejected before decoding, as
-// Python's `externspec.MAX_JSON_DEPTH` (pydantic-core's parser limit): 1 + 200 levels are read.
+// A value (scalar or container) inside more than this many containers is rejected while parsing,
+// as by Python's `externspec.MAX_JSON_DEPTH` (pydantic-core's parser limit); the top-level value is
+// inside none. So containers nest at most 1 + 200 deep, and only the deepest may be empty.
 // Define EXTERNSPEC_MAX_JSON_DEPTH to lower it (SECURITY.md).
 #ifndef EXTERNSPEC_MAX_JSON_DEPTH
 #define EXTERNSPEC_MAX_JSON_DEPTH 200

@@ -1,0 +1,118 @@
+"""`externspec.aoti.read_package` on packages that lie: every member it reads is bounded by the size
+the zip's directory records (checked before inflating), read no further than that size, and CRC
+checked; a missing, repeated or oversized member is a `PackageError` naming it (issue 26, item 8:
+a 2 MB package cost +1.0 GB, and a package without the wrapper source raised KeyError)."""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+import externspec as es
+from externspec import aoti
+
+MODEL = "pkg/data/aotinductor/model/abc"
+X = torch.arange(4.0)
+
+
+def spec_and_source() -> tuple[str, str]:
+    """A one-node spec (aten::mul.Tensor) and a wrapper source with its call, as torch writes them."""
+    b = es.SpecBuilder()
+    b.add(torch.ops.aten.mul.Tensor, (X, X))
+    source = ("auto arg0_1 = std::move(inputs[0]);\n"
+              "aoti_torch_proxy_executor_call_function(proxy_executor, 0, 0, std::array<int64_t, 0>{}.data(), 3, "
+              "std::array<AtenTensorHandle, 3>{arg0_1, arg0_1, buf0}.data());\n"
+              "output_handles[0] = buf0.release();\n")
+    return es.dumps(b.build()), source
+
+
+def write_package(path: Path, members: dict[str, bytes | str], method: int = zipfile.ZIP_DEFLATED) -> Path:
+    with zipfile.ZipFile(path, "w", method) as z:
+        for name, data in members.items():
+            z.writestr(name.split("#")[0], data)  # `name#2`: the same member name again
+    return path
+
+
+def lie_about_size(path: Path, member: str, size: int) -> None:
+    """Rewrite the uncompressed size the central directory (and local header) record for `member`."""
+    data = bytearray(path.read_bytes())
+    name = member.encode()
+    central = data.index(b"PK\x01\x02")
+    while data[central + 46: central + 46 + len(name)] != name:
+        central = data.index(b"PK\x01\x02", central + 4)
+    struct.pack_into("<I", data, central + 24, size)
+    local = struct.unpack_from("<I", data, central + 42)[0]
+    struct.pack_into("<I", data, local + 22, size)
+    path.write_bytes(bytes(data))
+
+
+def test_reads_a_package(tmp_path: Path) -> None:
+    spec, source = spec_and_source()
+    package = aoti.read_package(write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec,
+                                                                   f"{MODEL}.wrapper.cpp": source}))
+    assert package.json_text == spec
+    assert package.calls == (aoti.WrapperCall(0, (), ("arg0_1", "arg0_1", "buf0")),)
+    assert package.input_names == ("arg0_1",) and package.output_names == ("buf0",)
+    (got,) = aoti.replay_extern_calls(package, es.ProxyExecutor(package.nodes).call_function, [X])
+    assert torch.equal(got, X * X)
+
+
+def test_a_package_without_the_wrapper_source(tmp_path: Path) -> None:
+    spec, _ = spec_and_source()
+    path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec})
+    with pytest.raises(es.PackageError, match=rf"p\.pt2: member '{MODEL}\.wrapper\.cpp' is missing \(the calls are "
+                                              "read from the generated wrapper source\\)"):
+        aoti.read_package(path)
+
+
+@pytest.mark.parametrize("repeated", ["json", "cpp"])
+def test_a_repeated_member(tmp_path: Path, repeated: str) -> None:
+    spec, source = spec_and_source()
+    members = {f"{MODEL}.wrapper.json": spec, f"{MODEL}.wrapper.cpp": source, f"{MODEL}.wrapper.{repeated}#2": "{}"}
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        path = write_package(tmp_path / "p.pt2", members)
+    with pytest.raises(es.PackageError, match=r"expected one .*wrapper\.json, found|\.wrapper\.cpp' appears 2 times"):
+        aoti.read_package(path)
+
+
+def test_sizes_are_checked_before_inflating(tmp_path: Path) -> None:
+    """64 MiB + 1 of wrapper source (64 KiB deflated) is refused from the directory: nothing is inflated."""
+    spec, _ = spec_and_source()
+    big = b" " * (aoti.MAX_SOURCE_BYTES + 1)
+    path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec, f"{MODEL}.wrapper.cpp": big})
+    del big
+    assert path.stat().st_size < 1 << 20
+    with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.cpp: 67108865 bytes, over the limit of 67108864"):
+        aoti.read_package(path)
+    with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.json: \d+ bytes, over the limit of 100 bytes"):
+        aoti.read_package(path, max_spec_bytes=100)
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED], ids=["stored", "deflated"])
+@pytest.mark.parametrize("member", ["json", "cpp"])
+@pytest.mark.parametrize("delta", [-7, 7], ids=["shorter", "longer"])
+def test_a_member_whose_directory_lies(tmp_path: Path, method: int, member: str, delta: int) -> None:
+    """A recorded size below the data's: the read stops there and the CRC check fails. Above it: the
+    data ends early. Either way the member is named; nothing past the recorded size is read."""
+    spec, source = spec_and_source()
+    name = f"{MODEL}.wrapper.{member}"
+    path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec, f"{MODEL}.wrapper.cpp": source}, method)
+    lie_about_size(path, name, len(spec if member == "json" else source) + delta)
+    with pytest.raises(es.PackageError, match=rf"p\.pt2!{name}: "):
+        aoti.read_package(path)
+
+
+def test_not_a_zip_and_not_utf8(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pt2"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(es.PackageError, match=r"bad\.pt2: not a readable zip archive"):
+        aoti.read_package(bad)
+    spec, source = spec_and_source()
+    path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec,
+                                              f"{MODEL}.wrapper.cpp": source.encode() + b"\xff"})
+    with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.cpp: not UTF-8 at byte {len(source)}"):
+        aoti.read_package(path)
