@@ -4,11 +4,21 @@ package (open the zip, extract, dlopen, create the model, load the weights) and 
 forward (inputs checked, run, outputs taken). The packages are the tests' small runner model, with
 its weights in the library and in a blob beside it (compiled once, cached under `<cache>/aoti/`).
 
+Throughput: runs per second of one runner shared by 1 and by 2 Python threads (the bindings release
+the GIL), externspec's with `num_models=N` and torch's with `num_runners=N`, N the thread count, on
+the same package: the small runner model and the lite-mode ConvBN (2 extern calls; torch's loader
+cannot run the lite-mode transformer or GRU, whose addmm calls its executor miscounts). torch's
+intra-op threads are set to 1 while it is measured, so that each run uses one core, as a server
+running requests side by side would set them.
+
 Run: `python benchmarks/run.py bench_cpp_runner` (or `make bench`).
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -67,6 +77,69 @@ def _forward_pairs(path: str, inputs: tuple[torch.Tensor, ...]) -> list[tuple[fl
     return pairs
 
 
+THROUGHPUT_RUNS = 400  # per thread
+THROUGHPUT_REPEATS = 3
+
+
+def _runs_per_second(run: Callable[[], Any], threads: int) -> float:
+    """`threads` threads each making THROUGHPUT_RUNS runs, released together: runs per second."""
+    start_line = threading.Barrier(threads + 1)
+
+    def worker() -> None:
+        start_line.wait()
+        for _ in range(THROUGHPUT_RUNS):
+            run()
+
+    workers = [threading.Thread(target=worker) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    start_line.wait()
+    start = time.perf_counter()
+    for w in workers:
+        w.join()
+    return threads * THROUGHPUT_RUNS / (time.perf_counter() - start)
+
+
+def _throughput(path: str, inputs: list[torch.Tensor], threads: int) -> tuple[float, float]:
+    """(externspec, torch) runs per second with `threads` threads on one runner of each."""
+    from torch._inductor.package import load_package
+
+    import externspec as es
+
+    ours = es.cpp.AOTIRunner(path, num_models=threads)
+    theirs = load_package(path, num_runners=threads).loader
+    for a, b in zip(ours.run_flat(inputs), theirs.run(inputs), strict=True):
+        assert torch.equal(a, b), "runners disagree"
+    r_ours, r_theirs = [], []
+    for _ in range(THROUGHPUT_REPEATS):  # interleaved: machine noise hits both alike
+        r_theirs.append(_runs_per_second(lambda: theirs.run(inputs), threads))
+        r_ours.append(_runs_per_second(lambda: ours.run_flat(inputs), threads))
+    return max(r_ours), max(r_theirs)
+
+
+def throughput_lines() -> list[str]:
+    from tests.support import cpp_models as cm
+    from tests.support import zoo
+
+    lines = [
+        "C++ package runner throughput: one runner shared by N Python threads (es num_models=N, torch num_runners=N)",
+        f"  {'package':<26}{'threads':>8}{'runs/s: ours':>14}{'torch':>10}{'ratio':>7}",
+    ]
+    packages = (("runner (small)", str(cm.package("runner")), list(cm.MODELS["runner"].inputs(8))),
+                ("lite conv_bn", str(zoo.lite_package("conv_bn")), list(zoo.ZOO["conv_bn"].inputs(0))))
+    intra_op = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for label, path, inputs in packages:
+            for threads in (1, 2):
+                ours, theirs = _throughput(path, inputs, threads)
+                lines.append(f"  {label:<26}{threads:>8}{ours:>14.0f}{theirs:>10.0f}{ours / theirs:>7.2f}")
+    finally:
+        torch.set_num_threads(intra_op)
+    lines.append("  ratio = externspec / torch (target >= 1.0); intra-op threads 1")
+    return lines
+
+
 def run() -> list[str]:
     from tests.support import cpp_models as cm
 
@@ -85,7 +158,7 @@ def run() -> list[str]:
             row += f"{ours * 1e6:>{width}.2f}{theirs * 1e6:>9.2f}{ours / theirs:>7.2f}"
         lines.append(row)
     lines.append("  ratio = externspec / torch (target <= 1.0); forward includes externspec's input checks")
-    return lines
+    return lines + throughput_lines()
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def test_counts_agree_with_the_python_executor_on_a_real_package():
     nodes = es.loads(artifacts.read_member(artifacts.aoti_package(), ".wrapper.json"), es.ExternKernelNodes)
     facts = runtime._Facts()
     for index, extern in enumerate(nodes.nodes):
-        plan = runtime._plan(index, extern, facts, nodes.schema_version is None, ())
+        plan = runtime._plan(index, extern, facts, nodes.schema_version is None, (), None)
         totals, _ = counts(extern.node)
         assert totals[1:] == (plan.num_input_ints, plan.num_input_tensors, plan.num_ints - plan.num_input_ints,
                               plan.num_tensors - plan.num_input_tensors)
@@ -114,5 +114,5 @@ def test_counts_agree_with_the_spec_builder_and_the_executor_on_aten_ops():
         (_, ints, tensors, int_out, tensor_out), _ = counts(extern.node)
         assert (ints + int_out, tensors + tensor_out) == (len(site.int_args), len(site.tensor_args))
         assert (int_out, tensor_out) == (site.num_int_outputs, site.num_tensor_outputs)
-        plan = runtime._plan(site.index, extern, facts, False, ())
+        plan = runtime._plan(site.index, extern, facts, False, (), None)
         assert (ints, tensors) == (plan.num_input_ints, plan.num_input_tensors)

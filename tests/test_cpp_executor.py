@@ -20,6 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import externspec as es
 from tests.support import custom_ops as co
+from tests.support.executors import diverges
 from tests.test_runtime import CALLS, flat_tensors
 
 pytestmark = pytest.mark.slow
@@ -152,6 +153,11 @@ def test_bad_specs_get_the_same_error_from_both_executors(case: str) -> None:
         # The generated C++ header's wording may trail Python's advice (", upgrade externspec"):
         # the same statement, possibly without the suffix.
         assert str(py_err.value).startswith(str(cpp_err.value))
+    elif case == "torchbind_call":
+        assert diverges("torchbind_calls")  # Python refuses the node, C++ checks it as a method call
+        assert "torchbind method calls run in the C++ executor only" in str(py_err.value)
+        assert str(cpp_err.value).endswith("a torchbind method call takes its object (as_custom_obj) and the "
+                                           "method's name (as_string) as its first two inputs")
     else:
         assert str(cpp_err.value) == str(py_err.value)
     if isinstance(py_err.value, es.DecodeError):

@@ -102,8 +102,14 @@ LOAD_ERRORS: list[tuple[str, Callable[[], Doc], str]] = [
      "first)"),
     ("interpreter_only_prim", lambda: node("prim::NumToTensor.Scalar", {"a": {"as_float": 1.0}},
                                            [{"as_tensor": {"name": "o"}}]),
-     "node 0 `buf0` (prim::NumToTensor.Scalar): no op `prim::NumToTensor.Scalar` is registered (load the library "
-     "that defines it first)"),
+     "node 0 `buf0` (prim::NumToTensor.Scalar): no op `prim::NumToTensor.Scalar` is registered, nor any op of "
+     "namespace `prim`: load the library that defines namespace `prim` first (AOTIRunnerOptions::op_libraries, "
+     "op_libraries=[...] in Python, or torch.ops.load_library)"),
+    # A namespace nothing registered: its library was not loaded (the most common custom-op failure).
+    ("unregistered_namespace", lambda: node("externspec_nolib::f", {"x": FALSE}, [NONE]),
+     "node 0 `buf0` (externspec_nolib::f): no op `externspec_nolib::f` is registered, nor any op of namespace "
+     "`externspec_nolib`: load the library that defines namespace `externspec_nolib` first "
+     "(AOTIRunnerOptions::op_libraries, op_libraries=[...] in Python, or torch.ops.load_library)"),
     ("op_schema_5000_deep", lambda: with_op_schema(SCHEMA_5000_DEEP),
      "node 0 `buf0` (aten::relu): metadata `externspec.op_schema` nests 5001 levels deep (the limit is 32); it is "
      "not an op schema"),

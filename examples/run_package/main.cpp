@@ -5,16 +5,16 @@
 //   run_package MODEL.pt2 INPUTS.pt [--ops LIBRARY.so]... [--save OUTPUTS.pt]
 //
 // INPUTS.pt is a list of tensors written by Python's torch.save (or torch::pickle_save). Each
-// LIBRARY.so is a custom op library the package's extern calls need; it is dlopen'ed, which
-// registers its ops as torch.ops.load_library does. OUTPUTS.pt receives externspec's outputs
+// LIBRARY.so is a custom op library the package's extern calls need; externspec's runner loads it
+// (AOTIRunnerOptions::op_libraries) before it plans the package's extern calls, as
+// torch.ops.load_library would, and torch's loader then finds its ops registered. Without it, the
+// runner refuses the package naming the op namespace it lacks. OUTPUTS.pt receives externspec's outputs
 // (torch.load reads it). Exit status: 0 when both runners give equal outputs, 3 when they differ,
 // 1 on an error (its message on stderr), 2 on bad usage.
 #include <ATen/core/Formatting.h>
 #include <ATen/ops/equal.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/serialization/pickle.h>
-
-#include <dlfcn.h>
 
 #include <fstream>
 #include <iostream>
@@ -77,15 +77,11 @@ int main(int argc, char** argv) {
     std::cerr << "usage: " << argv[0] << " MODEL.pt2 INPUTS.pt [--ops LIBRARY.so]... [--save OUTPUTS.pt]\n";
     return 2;
   }
-  for (const std::string& library : args.ops) {
-    if (dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      std::cerr << library << ": cannot load: " << dlerror() << "\n";
-      return 1;
-    }
-  }
   try {
     std::vector<at::Tensor> inputs = read_tensors(args.inputs);
-    externspec::AOTIRunner runner(args.package);
+    externspec::AOTIRunnerOptions options;
+    options.op_libraries = args.ops;
+    externspec::AOTIRunner runner(args.package, options);
     std::vector<at::Tensor> ours = runner.run(inputs);
     torch::inductor::AOTIModelPackageLoader loader(args.package);
     std::vector<at::Tensor> theirs = loader.run(inputs);

@@ -17,7 +17,8 @@ always build from source.
   `torch._inductor.aoti_compile_and_package` (for the CPU, or for CUDA in a build with CUDA:
   docs/cuda.md) and runs it with externspec's executor as the proxy executor: `runner(*inputs)`
   returns what torch's `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)`
-  runs on a given CUDA stream.
+  runs on a given CUDA stream. Calls release the GIL and may come from many threads;
+  `num_models=N` lets N of them run at once.
 """
 
 from __future__ import annotations
@@ -220,20 +221,46 @@ class AOTIRunner:
     `*.wrapper.cpp`) loads with a warning, or is refused with `require_input_records=True`.
 
     `device` is "cpu", or "cuda" / "cuda:N" for a package compiled for CUDA in a build of es.cpp
-    with CUDA (docs/cuda.md); a build without CUDA raises `UnsupportedError` for it."""
+    with CUDA (docs/cuda.md); a build without CUDA raises `UnsupportedError` for it.
+
+    Serving (docs/aoti-packages.md, "Serving"):
+
+    * `num_models`: model instances in torch's container. Calls release the GIL and are safe from
+      any number of threads; up to `num_models` of them run at once, the others wait for a free
+      instance.
+    * `op_libraries`: custom op libraries (`.so` paths) loaded before the package is planned, as
+      `torch.ops.load_library` loads them, once per process; a path that is not a loadable library
+      raises `PackageError`.
+    * `load_custom_objects`: read the package's torchbind objects (`custom_objs_config.json`) and
+      unpickle them with torch's loader, as torch's `aoti_load_package` does. Off by default:
+      unpickling runs code of the objects' classes (SECURITY.md); without it a package whose
+      extern calls use objects not given in `custom_objects` raises `PackageError` naming this
+      option, before anything is unpickled."""
 
     def __init__(self, package_path: str | os.PathLike[str], *, model_name: str = "model",
                  custom_objects: dict[str, Any] | None = None, device: str = "cpu",
                  max_extracted_bytes: int = 0, max_source_bytes: int = 64 << 20,
-                 require_input_records: bool = False):
+                 require_input_records: bool = False, num_models: int = 1,
+                 op_libraries: Iterable[str | os.PathLike[str]] = (), load_custom_objects: bool = False):
+        if isinstance(num_models, bool) or not isinstance(num_models, int) or num_models < 1:
+            raise ValueError(f"num_models must be an int of at least 1, got {num_models!r}")
+        if isinstance(op_libraries, (str, bytes, os.PathLike)):
+            raise TypeError("op_libraries takes a list of library paths, got one path")
+        libraries = [os.fspath(p) for p in op_libraries]
         self._impl = extension().AOTIRunner(os.fspath(package_path), model_name, device, dict(custom_objects or {}),
-                                            max_extracted_bytes, max_source_bytes, require_input_records)
+                                            max_extracted_bytes, max_source_bytes, require_input_records,
+                                            num_models, libraries, bool(load_custom_objects))
         self._in_spec = pytree.treespec_loads(self._impl.in_spec)
         self._out_spec = pytree.treespec_loads(self._impl.out_spec)
 
     @property
     def num_inputs(self) -> int:
         return int(self._impl.num_inputs)
+
+    @property
+    def num_models(self) -> int:
+        """How many calls may run at once (the model instances of torch's container)."""
+        return int(self._impl.num_models)
 
     @property
     def device(self) -> torch.device:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import torch
 
 from . import op_policy, torch_types
-from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes
+from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes, Node
 from .abi import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, accepts, arg_type, same_argument, slot_kind
 from .arg_writer import ArgWriter, Slots
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
@@ -66,10 +66,57 @@ def resolve_op(target: str) -> torch._ops.OpOverload:
         packet = getattr(getattr(torch.ops, ns), name)
         op = getattr(packet, overload)
     except (AttributeError, RuntimeError):
+        if not namespace_registered(ns):
+            raise LookupError(f"no op `{target}` is registered, nor any op of namespace `{ns}`: load the library "
+                              f"that defines namespace `{ns}` first (AOTIRunnerOptions::op_libraries, "
+                              "op_libraries=[...] in Python, or torch.ops.load_library)") from None
         raise LookupError(f"no op `{target}` is registered (load the library that defines it first)") from None
     if not isinstance(op, torch._ops.OpOverload):
         raise LookupError(f"`{target}` does not name an op overload")
     return op
+
+
+def namespace_registered(ns: str) -> bool:
+    """Has this process registered any op of namespace `ns` with the dispatcher?"""
+    prefix = f"{ns}::"
+    return any(name.startswith(prefix) for name in torch._C._dispatch_get_all_op_names())
+
+
+_TORCHBIND_PREFIX = "__torch__.torch.classes."
+
+
+def op_namespaces(nodes: Iterable[Node]) -> dict[str, bool]:
+    """The namespaces whose ops and torchbind classes `nodes` call (`ns::op` and `torch.ops.ns.op`
+    targets, the classes of `as_custom_obj` arguments and `call_torchbind` objects), each with
+    whether this process has registered it: any op of an op namespace, every class used of a class
+    namespace. A namespace that is not registered needs its library loaded (an op library of the
+    C++ runner, `torch.ops.load_library`) before a spec using it loads."""
+    ops: set[str] = set()
+    classes: dict[str, set[str]] = {}
+    for node in nodes:
+        ns, sep, _ = node.target.partition("::")
+        if node.target.startswith("torch.ops."):  # torch.export's spelling: torch.ops.ns.op.overload
+            ns, sep = node.target.split(".")[2], "."
+        if sep and ns:
+            ops.add(ns)
+        for named in node.inputs:
+            if named.arg.type == "as_custom_obj":
+                fqn = named.arg.unwrap("as_custom_obj").class_fqn
+                ns, dot, name = fqn.removeprefix(_TORCHBIND_PREFIX).partition(".")
+                if fqn.startswith(_TORCHBIND_PREFIX) and dot:
+                    classes.setdefault(ns, set()).add(name)
+    registered = {ns: namespace_registered(ns) for ns in ops}
+    for ns, names in classes.items():
+        registered[ns] = registered.get(ns, True) and all(_class_registered(ns, n) for n in names)
+    return dict(sorted(registered.items()))
+
+
+def _class_registered(ns: str, name: str) -> bool:
+    try:
+        torch._C._get_custom_class_python_wrapper(ns, name)
+    except RuntimeError:
+        return False
+    return True
 
 
 class _Fill(NamedTuple):
@@ -376,7 +423,9 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
     label = _label(index, node)
     target = node.node.target
     if target == "call_torchbind":
-        raise SpecMismatchError(f"{label}: torchbind method calls are not supported by this executor")
+        raise SpecMismatchError(f"{label}: torchbind method calls run in the C++ executor only: this executor has "
+                                "no torchbind objects to call them on (es.cpp.AOTIRunner runs them, with "
+                                "custom_objects or load_custom_objects=True)")
     try:
         op, schema = cache.op(target)
     except LookupError as exc:

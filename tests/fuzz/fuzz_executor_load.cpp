@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const externspec::NodePlan& plan = executor.plan(i);
       if (plan.num_ints < plan.num_input_ints || plan.num_tensors < plan.num_input_tensors ||
           plan.num_input_ints < 0 || plan.num_input_tensors < 0 ||
-          plan.stack.size() != plan.op.schema().arguments().size()) {
+          plan.stack.size() != plan.schema().arguments().size()) {
         std::fprintf(stderr, "inconsistent plan for node %zu (%s): ints %lld/%lld tensors %lld/%lld stack %zu\n", i,
                      plan.label.c_str(), static_cast<long long>(plan.num_input_ints),
                      static_cast<long long>(plan.num_ints), static_cast<long long>(plan.num_input_tensors),

@@ -65,10 +65,22 @@ def test_example_runs_a_custom_op_package_like_torchs_cpp_loader(run_package: Pa
         torch.testing.assert_close(got, want)
 
 
+def test_without_its_op_library_the_package_is_refused_naming_the_namespace(run_package: Path,
+                                                                            tmp_path: Path) -> None:
+    torch.save(list(custom_op_package.example_inputs()), tmp_path / "inputs.pt")
+    proc = subprocess.run([str(run_package), str(custom_op_package.package()), str(tmp_path / "inputs.pt")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert ("no op `aoti_custom_ops::custom_add` is registered, nor any op of namespace `aoti_custom_ops`: "
+            "load the library that defines namespace `aoti_custom_ops` first (AOTIRunnerOptions::op_libraries"
+            ) in proc.stderr
+
+
 def test_example_reports_a_missing_op_library_and_bad_usage(run_package: Path, tmp_path: Path) -> None:
     missing = tmp_path / "libnope.so"
-    proc = subprocess.run([str(run_package), "m.pt2", "i.pt", "--ops", str(missing)], capture_output=True,
-                          text=True, timeout=60)
-    assert proc.returncode == 1 and proc.stderr.startswith(f"{missing}: cannot load: ")
+    torch.save([torch.ones(1)], tmp_path / "i.pt")
+    proc = subprocess.run([str(run_package), "m.pt2", str(tmp_path / "i.pt"), "--ops", str(missing)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr.startswith(f"op library {missing}: cannot load: No such file")
     usage = subprocess.run([str(run_package), "only-one-argument"], capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and usage.stderr.startswith("usage: ")

@@ -12,6 +12,9 @@ import externspec as es
 DIVERGENCES: dict[str, str] = {
     "custom_objects": "the C++ executor binds torchbind objects given by name; the Python executor has no "
                       "object table and refuses `as_custom_obj` arguments at load",
+    "torchbind_calls": "the C++ executor runs `call_torchbind` nodes (the method looked up among the registered "
+                       "classes, its arguments bound like an op's); the Python executor, with no objects to call "
+                       "them on, refuses them at load saying so",
 }
 
 

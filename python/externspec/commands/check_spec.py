@@ -3,7 +3,8 @@
 Each FILE is a spec (`*.json`, externspec- or torch-written) or an AOTInductor package (`*.pt2`,
 whose `*.wrapper.json` is checked). The ops a spec names must be registered first: `--load OPS`
 loads a C++ op library (`.so`), runs a Python file (`.py`) or imports a module that defines them,
-as `inspect --load` does. Prints one line per node (its call plan); exits 1 when a file is bad or
+as `inspect --load` does. Prints the op namespaces each spec needs and whether this process has
+registered them, then one line per node (its call plan); exits 1 when a file is bad or
 a node does not match its op. Needs torch. `--format json|github`: the same for programs and CI.
 """
 
@@ -38,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"externspec check-spec: {message}", file=sys.stderr)
         return 1 if reporter.text else reporter.fail_all(args.files, "setup", message)
     import externspec as es
+    from externspec.runtime import op_namespaces
 
     from . import _slots
+    from .inspect import namespaces_text
 
     if not _slots.register_ops(args.load, "check-spec"):
         return 1 if reporter.text else reporter.fail_all(args.files, "setup",
@@ -58,6 +61,10 @@ def run(args: argparse.Namespace) -> int:
                 source.type = es.ExternKernelNodes
                 spec = docs.decode(source)
                 assert isinstance(spec, es.ExternKernelNodes)
+                namespaces = op_namespaces(n.node for n in spec.nodes)
+                result.fields["namespaces"] = {**result.fields.get("namespaces", {}), **namespaces}
+                if reporter.text:
+                    print(f"{source.label}: {namespaces_text(namespaces)}")
                 executor = es.ProxyExecutor(spec)
                 version = spec.schema_version
                 origin = (f"schema {version.major}.{version.minor}" if version

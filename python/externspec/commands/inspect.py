@@ -78,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
                       f"{'s' if len(doc['nodes']) != 1 else ''}")
                 print()
                 print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
+                if "namespaces" in doc:
+                    print(namespaces_text(doc["namespaces"]))
     return reporter.finish()
 
 
@@ -110,13 +112,25 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
         outputs = [{"member": o.type, "value": wire_value(o), "text": value_text(o.value)} for o in node.outputs]
         nodes.append({"index": index, "name": name, "target": node.target, "inputs": inputs,
                       "outputs": outputs, "slots": counted[0].as_dict() if counted else None})
-    return {
+    out = {
         "source": label,
         "type": type(model).__name__,
         "schema_version": docs.facts(model)["schema_version"],
         "schema_version_text": docs.schema_version_text(model),
         "nodes": nodes,
     }
+    if slots:  # torch is imported: say which op namespaces this process lacks
+        from externspec.runtime import op_namespaces
+
+        out["namespaces"] = op_namespaces(node for _, node in _nodes(model) or [])
+    return out
+
+
+def namespaces_text(namespaces: dict[str, bool]) -> str:
+    """`op namespaces: aten (registered), my_ops (not registered)` (also check-spec's line)."""
+    listed = ", ".join(f"{ns} ({'registered' if ok else 'not registered'})" for ns, ok in namespaces.items())
+    missing = "" if all(namespaces.values()) else "; load the libraries of those not registered first (--load)"
+    return f"op namespaces: {listed or 'none'}{missing}"
 
 
 def _rows(nodes: list[dict[str, Any]]) -> list[list[str]]:

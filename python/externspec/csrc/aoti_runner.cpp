@@ -13,10 +13,13 @@
 
 #include <cctype>
 #include <cerrno>
+#include <condition_variable>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
 
@@ -34,6 +37,7 @@
 #define EXTERNSPEC_SHIM_EXCEPTION_STATE 1
 #endif
 
+#include "custom_objects.h"
 #include "model_library.h"
 #include "package.h"
 #include "wrapper_inputs.h"
@@ -65,6 +69,40 @@ struct AOTIRunner::Api {
   decltype(&AOTInductorModelUpdateConstantsFromBlob) update_from_blob = nullptr;
   GetLastErrorFn last_error = nullptr;
   decltype(&AOTInductorModelContainerGetInputName) input_name = nullptr;
+};
+
+// Lets at most `n` runs into the container at once: torch's container has a pool of its own, but a
+// run that fails hands its model back without waking a run waiting for one (torch 2.13,
+// AOTInductorModelContainer::run), which then waits forever. With no more runs inside than model
+// instances, the container always has one free and never waits.
+class AOTIRunner::Admission {
+ public:
+  explicit Admission(std::size_t n) : free_(n) {}
+  class Ticket {
+   public:
+    explicit Ticket(Admission& a) : a_(a) {
+      std::unique_lock<std::mutex> lock(a_.mutex_);
+      a_.freed_.wait(lock, [&] { return a_.free_ > 0; });
+      --a_.free_;
+    }
+    ~Ticket() {
+      {
+        std::lock_guard<std::mutex> lock(a_.mutex_);
+        ++a_.free_;
+      }
+      a_.freed_.notify_one();
+    }
+    Ticket(const Ticket&) = delete;
+    Ticket& operator=(const Ticket&) = delete;
+
+   private:
+    Admission& a_;
+  };
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::size_t free_;
 };
 
 namespace {
@@ -230,6 +268,29 @@ void AOTIRunner::release() noexcept {
   }
 }
 
+namespace {
+
+// The package's torchbind objects the caller did not give, into `options.custom_objects`: unpickled
+// with `load_custom_objects`, else refused (before anything is unpickled) naming the option.
+void add_custom_objects(detail::Package& package, AOTIRunnerOptions& options) {
+  const auto listed = detail::listed_custom_objects(package, options.model_name);
+  if (options.load_custom_objects) {
+    detail::load_custom_objects(package, listed, options.max_custom_object_bytes, options.custom_objects);
+    return;
+  }
+  std::string missing;
+  for (const auto& [name, member] : listed)
+    if (!options.custom_objects.count(name)) missing += (missing.empty() ? "`" : ", `") + name + "`";
+  if (!missing.empty())
+    throw PackageError(package.label("data/aotinductor/" + options.model_name + "/custom_objs_config.json") +
+                       ": the model's extern calls use torchbind objects the package holds (" + missing +
+                       "); loading them unpickles package data, which runs code of their classes: pass "
+                       "AOTIRunnerOptions::load_custom_objects = true (Python: load_custom_objects=True) "
+                       "for a package you trust, or give the objects in custom_objects");
+}
+
+}  // namespace
+
 void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options) {
   device_ = parse_device(options.device);
 #ifndef USE_CUDA
@@ -251,9 +312,17 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   }
 #endif
 
+  if (options.num_models == 0)
+    throw std::invalid_argument("num_models is 0: a runner needs at least one model instance");
+  num_models_ = options.num_models;
+  admission_ = std::make_unique<Admission>(num_models_);
+  // Before anything is planned: the ops and classes the extern-kernel file names may come from them.
+  load_op_libraries(options.op_libraries);
+
   detail::Package package(package_path);
   detail::ModelMembers members = package.model(options.model_name);
   name_ = package.label(members.library);
+  add_custom_objects(package, options);
 
   // Read and check everything small before touching the library: the extern-kernel file (the
   // decoder's byte limit), the metadata, the wrapper source (for the input checks).
@@ -318,7 +387,7 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   };
   AOTInductorModelContainerHandle h = nullptr;
   const std::string cubin_dir = dir.path();
-  if (api_->create(&h, 1, device_.str().c_str(), device_.is_cpu() ? nullptr : cubin_dir.c_str()) !=
+  if (api_->create(&h, num_models_, device_.str().c_str(), device_.is_cpu() ? nullptr : cubin_dir.c_str()) !=
           AOTI_RUNTIME_SUCCESS ||
       h == nullptr)
     throw failed("cannot create the model");
@@ -592,6 +661,7 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
   std::vector<AtenTensorHandle> in(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<AtenTensorHandle>(new at::Tensor(inputs[i]));
   std::vector<AtenTensorHandle> out(num_outputs_, nullptr);
+  Admission::Ticket admitted(*admission_);
   ProxyExecutor::take_last_error();
   clear_shim_error();
   auto status = api_->run(static_cast<AOTInductorModelContainerHandle>(container_), in.data(), in.size(), out.data(),

@@ -4,6 +4,8 @@
 #include <ATen/ops/scalar_tensor.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
+#include <ATen/core/class_type.h>
+#include <torch/custom_class_detail.h>
 
 #include <optional>
 #include <sstream>
@@ -78,6 +80,15 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
+// Has any op of namespace `ns` been registered in this process? (Asked on the error path only.)
+bool namespace_registered(std::string_view ns) {
+  for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    std::string_view n = name.name;
+    if (n.size() > ns.size() + 1 && n.substr(0, ns.size()) == ns && n.substr(ns.size(), 2) == "::") return true;
+  }
+  return false;
+}
+
 // `ns::op` or `ns::op.overload` -> its OperatorHandle. Only a registry lookup: the parts must be
 // identifiers, and nothing is loaded or evaluated. Throws SpecMismatchError (with `why`).
 c10::OperatorHandle resolve_op(const std::string& label, const std::string& target, bool custom_op) {
@@ -98,10 +109,35 @@ c10::OperatorHandle resolve_op(const std::string& label, const std::string& targ
   auto handle = c10::Dispatcher::singleton().findSchema(op_name);
   if (!handle) {
     std::string hint = custom_op ? " (a torch.library.custom_op: define it in Python before loading)" : "";
+    if (!namespace_registered(ns))
+      throw SpecMismatchError(label + ": no op `" + target + "` is registered, nor any op of namespace `" +
+                              std::string(ns) + "`: load the library that defines namespace `" + std::string(ns) +
+                              "` first (AOTIRunnerOptions::op_libraries, op_libraries=[...] in Python, or "
+                              "torch.ops.load_library)" + hint);
     throw SpecMismatchError(label + ": no op `" + target +
                             "` is registered (load the library that defines it first)" + hint);
   }
   return *handle;
+}
+
+// `call_torchbind`'s callee: input 0 is the object (`as_custom_obj`, naming its class), input 1 the
+// method's name. Only registry lookups, as for ops: the class among the registered torchbind
+// classes, the method among its methods. The other inputs bind to the method's schema by name, as
+// an op's do (torch names them after it: `_0` is the object). Throws SpecMismatchError.
+torch::jit::Function* resolve_torchbind_method(const std::string& label, const Node& node) {
+  const auto& in = node.inputs;
+  if (in.size() < 2 || !in[0].arg.is_as_custom_obj() || !in[1].arg.is_as_string())
+    throw SpecMismatchError(label + ": a torchbind method call takes its object (as_custom_obj) and the method's "
+                            "name (as_string) as its first two inputs");
+  const std::string& fqn = in[0].arg.as_custom_obj().class_fqn;
+  const std::string& method = in[1].arg.as_string();
+  c10::ClassTypePtr cls = torch::getCustomClass(fqn);
+  if (!cls)
+    throw SpecMismatchError(label + ": no torchbind class `" + fqn + "` is registered (load the library that "
+                            "defines it first: AOTIRunnerOptions::op_libraries, or torch.ops.load_library)");
+  torch::jit::Function* fn = cls->findMethod(method);
+  if (fn == nullptr) throw SpecMismatchError(label + ": torchbind class `" + fqn + "` has no method `" + method + "`");
+  return fn;
 }
 
 bool is_allow_pattern(std::string_view s) {
@@ -434,15 +470,16 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
                    const std::optional<c10::Device>& device) {
   const Node& node = ekn.node;
   std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
-  if (node.target == "call_torchbind")
-    throw SpecMismatchError(label + ": torchbind method calls are not supported by this executor");
+  const bool torchbind = node.target == "call_torchbind";
   const std::string* custom_op = metadata(node, METADATA_TORCH_CUSTOM_OP);
-  NodePlan plan(resolve_op(label, node.target, custom_op && *custom_op == "1"));
+  NodePlan plan = torchbind ? NodePlan(resolve_torchbind_method(label, node))
+                            : NodePlan(resolve_op(label, node.target, custom_op && *custom_op == "1"));
   plan.label = label;
-  const c10::FunctionSchema& schema = plan.op.schema();
+  const c10::FunctionSchema& schema = plan.schema();
   const std::string qualified =
       schema.name() + "." + (schema.overload_name().empty() ? std::string("default") : schema.overload_name());
-  check_policy(label, qualified, allow_ops);
+  // The op policy names dispatcher ops; a method belongs to a class some library registered.
+  if (!torchbind) check_policy(label, qualified, allow_ops);
 
   std::optional<c10::FunctionSchema> exported;
   if (const std::string* text = metadata(node, METADATA_OP_SCHEMA)) {
@@ -469,6 +506,7 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
   std::vector<const Argument*> given(params.size(), nullptr);
   std::ptrdiff_t last = -1;
   for (const auto& named : node.inputs) {
+    if (torchbind && &named == &node.inputs[1]) continue;  // the method's name, not an argument
     const std::string& name = named.name;
     auto it = position.find(name);
     if (it != position.end() && given[it->second] != nullptr)
@@ -487,7 +525,7 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
     last = pos;
     given[it->second] = &named.arg;
   }
-  check_guards(label, qualified, params, given);
+  if (!torchbind) check_guards(label, qualified, params, given);
 
   std::unordered_set<std::string> wrapped;
   if (const std::string* text = metadata(node, METADATA_WRAPPED_NUMBERS)) {
@@ -775,7 +813,7 @@ void ProxyExecutor::run(int index, int num_ints, const int64_t* ints, int num_te
       ++fill;
     }
   }
-  plan.op.callBoxed(stack);
+  plan.call(stack);
   store_outputs(plan, stack, ints, tensors);
 }
 

@@ -218,7 +218,7 @@ class FloorExecutor : public torch::aot_inductor::ProxyExecutor {
         ++fill;
       }
     }
-    plan.op.callBoxed(stack);
+    plan.call(stack);
     if (stack.size() != plan.num_returns) throw CallError(plan.label + ": wrong number of returns");
     for (std::size_t i = 0; i < plan.outputs.size(); ++i)
       if (plan.outputs[i].kind == externspec::OutKind::Tensor)
@@ -454,7 +454,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   py::class_<AOTIRunner>(m, "AOTIRunner")
       .def(py::init([](const std::string& package_path, const std::string& model_name, const std::string& device,
                        const py::dict& objects, std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes,
-                       bool require_input_records) {
+                       bool require_input_records, std::size_t num_models, std::vector<std::string> op_libraries,
+                       bool load_custom_objects) {
              externspec::AOTIRunnerOptions options;
              options.model_name = model_name;
              options.device = device;
@@ -462,6 +463,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
              options.max_extracted_bytes = max_extracted_bytes;
              options.max_source_bytes = max_source_bytes;
              options.require_input_records = require_input_records;
+             options.num_models = num_models;
+             options.op_libraries = std::move(op_libraries);
+             options.load_custom_objects = load_custom_objects;
              LoadWarnings warnings;  // the load's TORCH_WARNs become Python warnings
              std::unique_ptr<AOTIRunner> runner;
              try {
@@ -476,12 +480,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
              return runner;
            }),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
-           py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"))
+           py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"),
+           py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"))
       .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, 0); })
       .def("run_flat", &run_flat, py::arg("inputs"), py::arg("stream") = 0)
       .def_property_readonly("device", [](const AOTIRunner& r) { return r.device().str(); })
       .def("run_with_python", &run_with_python, py::arg("call_function"))
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
+      .def_property_readonly("num_models", &AOTIRunner::num_models)
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
       .def_property_readonly("in_spec", [](const AOTIRunner& r) { return text(r.in_spec()); })
       .def_property_readonly("out_spec", [](const AOTIRunner& r) { return text(r.out_spec()); })

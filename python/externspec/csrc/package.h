@@ -67,6 +67,7 @@ class Package {
 
   // Throws PackageError naming the models the package has when there is not exactly one library.
   ModelMembers model(const std::string& model_name) const;
+  bool has(const std::string& member) const { return members_.count(member) > 0; }
   const MemberRecord& record(const std::string& member) const;
   std::uint64_t size(const std::string& member) const { return record(member).size; }
   // The member's bytes, verified against its recorded size and CRC-32; PackageError if its

@@ -40,6 +40,18 @@
 // current while the model runs, so the extern calls of the proxy executor run on it too; inputs
 // must be on the runner's device. docs/cuda.md.
 //
+// Threads: one runner serves many threads. `run` may be called from any number of threads at
+// once; up to `num_models` calls run in parallel, each on its own model instance of torch's
+// container, and further calls wait in the runner for an instance to come free (not in the
+// container: torch 2.13's container does not wake a waiting call when a run fails, and that call
+// would wait forever). What `run` reads of the runner (the input checks, the executor's plans, the
+// custom objects) is fixed at load; the per-call state (the input checks' symbol values, the
+// executor's boxed stack and last error, the C shim's and the model's own last error in torch's
+// runtime) is per thread. The accessors are const and safe from any thread. Not safe: destroying
+// the runner while a `run` is in progress, and `run_with` with an executor that is not itself
+// thread-safe. Torchbind objects are shared by every thread: a method that mutates its object (a
+// queue's `push`) is as thread-safe as its class makes it.
+//
 // Facts this relies on (docs/aoti-packages.md): the library has no RPATH (libtorch must be loaded first), it is
 // dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a second model run the first one's code), the
 // model takes ownership of input handles, output handles are released to the caller, and an
@@ -70,8 +82,25 @@ struct AOTIRunnerOptions {
   std::string model_name = "model";
   // "cpu", or "cuda" / "cuda:N" in a build with CUDA (the package must have been compiled for it).
   std::string device = "cpu";
-  // Torchbind objects the model's extern calls name (`as_custom_obj`).
+  // Torchbind objects the model's extern calls name (`as_custom_obj`), by name. These are used
+  // as given; the package's own objects are read only with `load_custom_objects`.
   CustomObjects custom_objects;
+  // Model instances in torch's container: how many `run` calls may run at once (at least 1;
+  // 0 is std::invalid_argument). Each instance has its own activations, not its own weights.
+  std::size_t num_models = 1;
+  // Custom op libraries (`.so`) to load before the extern-kernel file is planned, as
+  // torch.ops.load_library does (dlopen, which registers the library's ops). Each path is loaded
+  // once per process and stays loaded; a path that is not a loadable library is a PackageError
+  // naming it and the loader's reason.
+  std::vector<std::string> op_libraries;
+  // Read the package's torchbind objects (`custom_objs_config.json` and the `data/constants/`
+  // members it names) and unpickle them with torch's loader, as torch's AOTIModelPackageLoader
+  // does. Off by default: unpickling a TorchScript object runs its class's `__setstate__`, native
+  // code chosen by the package (SECURITY.md). Without it, a package whose extern calls need
+  // objects not given in `custom_objects` is refused at load, before anything is unpickled.
+  bool load_custom_objects = false;
+  // Limit on the bytes of each torchbind object read with `load_custom_objects`.
+  std::uint64_t max_custom_object_bytes = std::uint64_t{256} << 20;
   // Limit on the bytes written to disk (the library plus any weight blob); 0: 16 times the
   // package file's size (torch stores members uncompressed, so a package never needs more).
   std::uint64_t max_extracted_bytes = 0;
@@ -95,6 +124,11 @@ struct RecordedInput {
   std::map<std::size_t, std::int64_t> min_size, max_size;
 };
 
+// Loads custom op libraries into this process (what AOTIRunnerOptions::op_libraries does before
+// planning): each path once per process (by its canonical path), kept loaded. Thread-safe. Throws
+// PackageError naming the path and the loader's reason.
+void load_op_libraries(const std::vector<std::string>& paths);
+
 class AOTIRunner {
  public:
   // Throws PackageError (not a package, no such model, a member escaping the package or over a
@@ -107,6 +141,7 @@ class AOTIRunner {
 
   // Throws CallError (inputs that do not match what the package records, naming the input),
   // ModelError (the model's own check failed, with its message) or the executor's errors.
+  // Thread-safe (see the top of this file).
   // `stream`: a cudaStream_t of the runner's device (as torch's runner takes `stream_handle`), null
   // for the device's current stream; UnsupportedError for a stream given to a CPU runner.
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, void* stream = nullptr);
@@ -120,6 +155,7 @@ class AOTIRunner {
   const c10::Device& device() const { return device_; }
 
   std::size_t num_inputs() const { return num_inputs_; }
+  std::size_t num_models() const { return num_models_; }
   std::size_t num_outputs() const { return num_outputs_; }
   const ProxyExecutor& executor() const { return *executor_; }
   const std::vector<RecordedInput>& recorded_inputs() const { return recorded_inputs_; }
@@ -132,6 +168,7 @@ class AOTIRunner {
  private:
   struct Api;
   struct Checks;
+  class Admission;
   void load(const std::string& package_path, AOTIRunnerOptions options);
   void release() noexcept;
   void check_inputs(const std::vector<at::Tensor>& inputs) const;
@@ -145,7 +182,8 @@ class AOTIRunner {
   std::unique_ptr<ProxyExecutor> executor_;
   std::vector<RecordedInput> recorded_inputs_;
   std::unique_ptr<Checks> checks_;
-  std::size_t num_inputs_ = 0, num_outputs_ = 0;
+  std::unique_ptr<Admission> admission_;  // at most num_models_ runs inside the container
+  std::size_t num_inputs_ = 0, num_outputs_ = 0, num_models_ = 1;
   std::string in_spec_, out_spec_, metadata_;
 };
 

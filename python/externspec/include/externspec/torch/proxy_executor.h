@@ -13,6 +13,7 @@
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/function.h>
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/inductor/aoti_torch/proxy_executor.h>
 #include <torch/headeronly/version.h>
@@ -63,7 +64,16 @@ struct Output {
 
 struct NodePlan {
   explicit NodePlan(c10::OperatorHandle handle) : op(std::move(handle)) {}
-  c10::OperatorHandle op;
+  explicit NodePlan(torch::jit::Function* torchbind_method) : method(torchbind_method) {}
+  // What the node calls: a dispatcher op, or (`call_torchbind`) a torchbind class's method, whose
+  // first argument is the object.
+  std::optional<c10::OperatorHandle> op;
+  torch::jit::Function* method = nullptr;
+  const c10::FunctionSchema& schema() const { return op ? op->schema() : method->getSchema(); }
+  void call(std::vector<c10::IValue>& stack) const {
+    if (op) op->callBoxed(stack);
+    else method->run(stack);
+  }
   std::string label;
   std::vector<c10::IValue> stack;  // one entry per schema argument; dynamic ones are placeholders
   std::vector<Fill> fills;

@@ -1,0 +1,55 @@
+#include "custom_objects.h"
+
+#include <c10/util/Exception.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <externspec/runtime.h>
+#include <externspec/torch/errors.h>
+
+namespace externspec::detail {
+
+std::vector<std::pair<std::string, std::string>> listed_custom_objects(Package& package, const std::string& model_name) {
+  const std::string config = "data/aotinductor/" + model_name + "/custom_objs_config.json";
+  if (!package.has(config)) return {};
+  const std::string label = package.label(config);
+  const auto doc = nlohmann::json::parse(package.read(config, MAX_JSON_BYTES), nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object())
+    throw PackageError(label + ": not a JSON object (torch writes one from object names to file names)");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, file] : doc.items()) {
+    if (!file.is_string())
+      throw PackageError(label + ": the value of `" + name + "` is a JSON " + file.type_name() + ", not a file name");
+    const std::string f = file.get<std::string>();
+    if (f.empty() || f == "." || f == ".." || f.find('/') != std::string::npos || f.find('\\') != std::string::npos)
+      throw PackageError(label + ": the file of `" + name + "` is `" + f + "`, not a plain file name");
+    const std::string member = "data/constants/" + f;
+    if (!package.has(member))
+      throw PackageError(label + ": the object `" + name + "` is in " + member + ", which the package lacks");
+    out.emplace_back(name, member);
+  }
+  return out;
+}
+
+void load_custom_objects(Package& package, const std::vector<std::pair<std::string, std::string>>& listed,
+                         std::uint64_t limit, CustomObjects& objects) {
+  for (const auto& [name, member] : listed) {
+    if (objects.count(name)) continue;  // given by the caller: used as given
+    const std::string bytes = package.read(member, limit);
+    c10::IValue obj;
+    try {
+      obj = torch::jit::pickle_load_obj(bytes);
+    } catch (const std::exception& e) {
+      const auto* ce = dynamic_cast<const c10::Error*>(&e);
+      throw PackageError(package.label(member) + ": cannot unpickle torchbind object `" + name +
+                         "`: " + (ce ? ce->what_without_backtrace() : e.what()) +
+                         " (is the library that registers its class loaded? AOTIRunnerOptions::op_libraries)");
+    }
+    if (!obj.isCustomClass())
+      throw PackageError(package.label(member) + ": object `" + name + "` is a " + obj.tagKind() +
+                         ", not a torchbind object");
+    objects.emplace(name, std::move(obj));
+  }
+}
+
+}  // namespace externspec::detail
