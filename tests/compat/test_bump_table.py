@@ -180,16 +180,21 @@ def test_cli_minor_change_without_bump_then_with(tmp_path: Path, capsys: pytest.
     assert capsys.readouterr().out.splitlines()[-1] == "OK"
 
 
-def test_cli_against_a_git_revision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A project that vendors the IDL runs the check against its last commit."""
-    repo = tmp_path / "vendor"
-    (repo / "idl").mkdir(parents=True)
-    idl = repo / "idl/externspec.thrift"
-    shutil.copy(IDL, idl)
+def _vendored_idl(repo: Path, name: str, text: str | None = None) -> Path:
+    """A git repository at `repo` whose one commit holds `text` (default: the current IDL) at `name`."""
+    idl = repo / name
+    idl.parent.mkdir(parents=True)
+    idl.write_text(IDL.read_text() if text is None else text, encoding="utf-8")
     git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "vendor"], check=True)
+    return idl
+
+
+def test_cli_against_a_git_revision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A project that vendors the IDL runs the check against its last commit."""
+    idl = _vendored_idl(tmp_path / "vendor", "idl/externspec.thrift")
     idl.write_text(edited(IDL.read_text(), [BREAKING]), encoding="utf-8")
     assert cli.main(["compat", "--against", "HEAD", str(idl)]) == 1
     assert f"{idl}:{_index_line()}:3: [FIELD_SAME_TYPE]" in capsys.readouterr().out
@@ -202,14 +207,7 @@ def test_cli_against_refuses_option_like_revisions(tmp_path: Path, capsys: pytes
                                                    rev: str) -> None:
     """git must never read `--against` as an option: `--output=FILE` wrote FILE (then the empty text it
     printed ended in an internal error)."""
-    repo = tmp_path / "vendor"
-    repo.mkdir()
-    idl = repo / "externspec.thrift"
-    shutil.copy(IDL, idl)
-    git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "vendor"], check=True)
+    idl = _vendored_idl(tmp_path / "vendor", "externspec.thrift")
     out = tmp_path / "written"
     assert cli.main(["compat", f"--against={rev.format(out=out)}", str(idl)]) == 1
     err = capsys.readouterr().err
@@ -218,14 +216,7 @@ def test_cli_against_refuses_option_like_revisions(tmp_path: Path, capsys: pytes
 
 
 def test_cli_against_a_revision_with_an_empty_idl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    repo = tmp_path / "vendor"
-    repo.mkdir()
-    idl = repo / "externspec.thrift"
-    idl.write_text("", encoding="utf-8")
-    git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "empty"], check=True)
+    idl = _vendored_idl(tmp_path / "vendor", "externspec.thrift", text="")
     shutil.copy(IDL, idl)
     assert cli.main(["compat", "--against", "HEAD", str(idl)]) == 1
     err = capsys.readouterr().err
