@@ -205,15 +205,15 @@ def test_a_fresh_process_runs_a_custom_op_package_with_the_library_given_to_the_
     package = custom_op_package.package()
     x, y = custom_op_package.example_inputs()
     torch.save([x, y], tmp_path / "inputs.pt")
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(package), str(custom_op_package.OPS_LIBRARY),
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(package), str(custom_op_package.ops_library()),
                            str(tmp_path / "out.pt"), str(tmp_path / "inputs.pt")],
                           capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # Without the library: refused at load, naming the namespace and how to provide it.
-    assert "without: node 0 `buf0` (aoti_custom_ops::custom_add): no op `aoti_custom_ops::custom_add` is " \
-           "registered, nor any op of namespace `aoti_custom_ops`: load the library that defines namespace " \
-           "`aoti_custom_ops` first (AOTIRunnerOptions::op_libraries" in proc.stdout
-    want = custom_op_package.TorchTestOps()(x, y)
+    assert "without: node 0 `buf0` (my_ops::add): no op `my_ops::add` is registered, nor any op of namespace " \
+           "`my_ops`: load the library that defines namespace `my_ops` first (AOTIRunnerOptions::op_libraries" \
+           in proc.stdout
+    want = custom_op_package.MyOps()(x, y)
     for outs in torch.load(tmp_path / "out.pt"):
         for got, w in zip(outs, want, strict=True):
             torch.testing.assert_close(got, w)
@@ -309,11 +309,10 @@ def test_inspect_and_check_spec_list_the_namespaces_a_package_needs() -> None:
     package = str(custom_op_package.package())
     without = cli("check-spec", package)
     assert without.returncode == 1
-    assert "op namespaces: aoti_custom_ops (not registered); load the libraries of those not registered" \
-           in without.stdout
-    assert "nor any op of namespace `aoti_custom_ops`" in without.stderr
-    loaded = cli("check-spec", package, "--load", str(custom_op_package.OPS_LIBRARY))
-    assert loaded.returncode == 0 and "op namespaces: aoti_custom_ops (registered)\n" in loaded.stdout
+    assert "op namespaces: my_ops (not registered); load the libraries of those not registered" in without.stdout
+    assert "nor any op of namespace `my_ops`" in without.stderr
+    loaded = cli("check-spec", package, "--load", str(custom_op_package.ops_library()))
+    assert loaded.returncode == 0 and "op namespaces: my_ops (registered)\n" in loaded.stdout
     shown = cli("inspect", str(torchbind_models.package("foo_ops")), "--format", "json")
     [doc] = json.loads(shown.stdout)[0]["documents"]
     assert doc["namespaces"] == {"_TorchScriptTesting": False}

@@ -71,8 +71,8 @@ def test_without_its_op_library_the_package_is_refused_naming_the_namespace(run_
     proc = subprocess.run([str(run_package), str(custom_op_package.package()), str(tmp_path / "inputs.pt")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert ("no op `aoti_custom_ops::custom_add` is registered, nor any op of namespace `aoti_custom_ops`: "
-            "load the library that defines namespace `aoti_custom_ops` first (AOTIRunnerOptions::op_libraries"
+    assert ("no op `my_ops::add` is registered, nor any op of namespace `my_ops`: "
+            "load the library that defines namespace `my_ops` first (AOTIRunnerOptions::op_libraries"
             ) in proc.stderr
 
 

@@ -50,11 +50,24 @@ class NodeSlots:
         return asdict(self)
 
 
+def _is_shared_library(path: str) -> bool:
+    """A shared library by name or by content (an ELF or Mach-O file: `libops.so.1`, a build's
+    `libops-<hash>` without a suffix)."""
+    if path.endswith((".so", ".dylib", ".dll")):
+        return True
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError:
+        return False
+    return magic in (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
+
+
 def load_ops(spec: str) -> None:
     """Register ops before inspecting: a shared library, a Python file, or a module name."""
     import torch
 
-    if spec.endswith((".so", ".dylib", ".dll")):
+    if _is_shared_library(spec):
         torch.ops.load_library(spec)
     elif spec.endswith(".py") or os.sep in spec:
         module_spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(spec))[0], spec)
