@@ -270,14 +270,15 @@ class AOTIRunner:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Flatten the inputs as the compiled model's call spec says, run, unflatten the outputs
         (what torch's `aoti_load_package` runner returns)."""
-        flat = pytree.tree_flatten((args, reorder_kwargs(kwargs, self._in_spec)))[0]
-        tensors = [x for x in flat if isinstance(x, torch.Tensor)]
-        return pytree.tree_unflatten(self._impl.run_flat(tensors), self._out_spec)
+        return self._run_tree(args, kwargs, None)
 
     def run(self, *args: Any, stream: Any = None, **kwargs: Any) -> Any:
         """`runner(*args, **kwargs)` on a given CUDA stream (a `torch.cuda.Stream` of the runner's
         device; None: the device's current stream): the model's kernels and its extern calls run on
         it, and the outputs are ready once that stream reaches this point."""
+        return self._run_tree(args, kwargs, stream)
+
+    def _run_tree(self, args: tuple[Any, ...], kwargs: dict[str, Any], stream: Any) -> Any:
         flat = pytree.tree_flatten((args, reorder_kwargs(kwargs, self._in_spec)))[0]
         tensors = [x for x in flat if isinstance(x, torch.Tensor)]
         return pytree.tree_unflatten(self.run_flat(tensors, stream=stream), self._out_spec)

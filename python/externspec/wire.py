@@ -156,12 +156,17 @@ def _is_enum(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, enum.IntEnum)
 
 
+def _jiter_error(err: Any) -> str:
+    """The parser's own description of a `json_invalid` error (`EOF while parsing ... at line 1 column 3`)."""
+    return str((err.get("ctx") or {}).get("error", ""))
+
+
 def _kind(err: Any, tp: Any = None) -> str:
     """The ERROR_KINDS kind of one pydantic error (at a value of type `tp`, when known)."""
     if err["type"] == "int_parsing_size":  # an integer beyond int64: names no enum member, fits no field
         return "enum" if _is_enum(tp) else "int_range"
     if err["type"] == "json_invalid":
-        jiter = str((err.get("ctx") or {}).get("error", ""))
+        jiter = _jiter_error(err)
         if jiter.startswith(_JITER_LIMIT):
             return "limit"
         return "encoding" if jiter.startswith(_JITER_ENCODING) else "syntax"
@@ -187,7 +192,7 @@ def _message(err: Any, tp: Any = None) -> str:
     if kind == "greater_than_equal" and "ge" in ctx:
         return _INT_RANGE.format(input=err.get("input"), bound=f"greater than or equal to {ctx['ge']}")
     if kind == "json_invalid":  # the JSON parser's own description of the syntax error
-        jiter = str((err.get("ctx") or {}).get("error", ""))
+        jiter = _jiter_error(err)
         if _kind(err) == "limit":  # in externspec's words, with jiter's location (`at line 1 column 202`)
             return f"nesting deeper than {MAX_JSON_DEPTH} levels{jiter.removeprefix(_JITER_LIMIT)}"
         return f"Invalid JSON: {jiter}"

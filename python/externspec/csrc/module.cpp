@@ -426,10 +426,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       // Any other exception (torch's c10::Error included) keeps pybind's translation unless its
       // message is not UTF-8, which pybind would turn into UnicodeDecodeError.
       if (is_utf8(e.what())) throw;
-      raise_as(py::reinterpret_borrow<py::object>(PyExc_ValueError), e.what());
+      raise_as(PyExc_ValueError, e.what());
     } catch (const std::exception& e) {
       if (is_utf8(e.what())) throw;
-      raise_as(py::reinterpret_borrow<py::object>(PyExc_RuntimeError), e.what());
+      raise_as(PyExc_RuntimeError, e.what());
     }
   });
 
