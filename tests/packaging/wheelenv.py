@@ -6,7 +6,11 @@ Both are cached under `<cache>/wheel/`, keyed by the files the wheel is built fr
 version: building compiles the C++ runtime (minutes on 2 cores), so a session builds at most once.
 The test workers (`pytest -n 2`) take a file lock to make either one, so one builds and the other
 waits for it.
-pip takes torch from this machine's wheel files and its cache, as any `pip install` here does.
+
+torch is the one of the running environment, hard-linked into the venv with the distributions it
+requires (`_link_distribution`), not installed again: torch 2.14.1's CUDA build is 5.4 GB, and a
+second copy of it filled CI's disk. pip then sees the torch requirement satisfied as it would on a
+user's machine with torch installed first, and installs the wheel and its other dependencies.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import importlib.metadata
 import os
 import shutil
 import subprocess
@@ -24,6 +29,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from externspec._cache import cache_dir
 
@@ -94,6 +101,44 @@ def built_wheel() -> tuple[Path, float]:
     return wheels[0], (time.monotonic() - started) if built else 0.0
 
 
+def _requirement_closure(root: str) -> list[importlib.metadata.Distribution]:
+    """The installed distribution `root` and, transitively, those it requires on this platform
+    (requirements behind an extra, or whose marker does not hold here, are left out)."""
+    found: dict[str, importlib.metadata.Distribution] = {}
+    pending = [root]
+    while pending:
+        name = canonicalize_name(pending.pop())
+        if name in found:
+            continue
+        dist = importlib.metadata.distribution(name)
+        found[name] = dist
+        for line in dist.requires or ():
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                pending.append(req.name)
+    return list(found.values())
+
+
+def _link_distribution(root: str, site_packages: Path) -> None:
+    """Hard-link the files of `root` and its requirements (their RECORD, dist-info included) into
+    `site_packages`; files outside site-packages (console scripts) are left out, and so are the
+    distributions the venv has already (its own pip and setuptools). A copy where the two
+    directories lie on different file systems."""
+    present = {canonicalize_name(p.name.split("-")[0]) for p in site_packages.glob("*.dist-info")}
+    for dist in _requirement_closure(root):
+        if canonicalize_name(dist.metadata["Name"]) in present:
+            continue
+        for file in dist.files or ():
+            if file.parts[0] == "..":
+                continue
+            source, target = Path(dist.locate_file(file)), site_packages / file
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, target)
+            except OSError:
+                shutil.copy2(source, target)
+
+
 def venv_with_wheel() -> Path:
     """The python of a fresh venv holding the wheel and torch (and their dependencies)."""
     wheel, _ = built_wheel()
@@ -105,7 +150,11 @@ def venv_with_wheel() -> Path:
             # A venv is not relocatable, so it is made in place and marked complete at the end.
             shutil.rmtree(venv, ignore_errors=True)
             _run([sys.executable, "-m", "venv", str(venv)])
-            _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel), TORCH_REQUIREMENT])
+            python = venv / "bin" / "python"
+            site_packages = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+                                 .stdout.strip())
+            _link_distribution("torch", site_packages)
+            _run([str(python), "-m", "pip", "install", "-q", str(wheel), TORCH_REQUIREMENT])
             done.touch()
     return venv / "bin" / "python"
 
