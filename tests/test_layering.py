@@ -19,8 +19,8 @@ be emitted" decision happens before rendering.
 from __future__ import annotations
 
 import ast
+import graphlib
 import itertools
-from collections import deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,57 +75,19 @@ def import_graph() -> tuple[Edges, dict[str, Path]]:
 
 
 def cycles(edges: Edges) -> list[list[str]]:
-    """One shortest circle through each strongly connected group of modules (Tarjan), as the list of
-    modules it passes, the first repeated at the end."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[set[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = set()
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                group.add(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                groups.append(group)
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return [_shortest_circle(min(group), group, edges) for group in groups]
-
-
-def _shortest_circle(start: str, group: set[str], edges: Edges) -> list[str]:
-    """Breadth-first from `start` back to itself inside `group`."""
-    came_from: dict[str, str] = {}
-    queue = deque([start])
-    while queue:
-        v = queue.popleft()
-        for w in sorted(edges[v]):
-            if w == start:
-                path = [v]
-                while path[-1] != start:
-                    path.append(came_from[path[-1]])
-                return [start, *reversed(path[:-1]), start]
-            if w in group and w not in came_from:
-                came_from[w] = v
-                queue.append(w)
-    raise AssertionError(f"{start} is in a strongly connected group but on no circle")
+    """The import circles, each as the modules it passes (the first repeated at the end): the circle
+    graphlib finds, then again without that circle's first import, until none is left."""
+    imports = {m: set(imported) for m, imported in edges.items()}
+    found = []
+    while True:
+        try:
+            graphlib.TopologicalSorter(imports).prepare()  # `imports` maps a module to what must come first
+        except graphlib.CycleError as e:
+            circle = list(reversed(e.args[1]))  # graphlib lists each module before the one importing it
+            found.append(circle)
+            imports[circle[0]].discard(circle[1])
+        else:
+            return found
 
 
 def test_no_import_circle() -> None:
@@ -139,7 +101,10 @@ def test_no_import_circle() -> None:
 
 def test_the_cycle_finder_reports_each_circle() -> None:
     edges: Edges = {"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1, "d": 1}, "d": {}, "e": {"f": 1}, "f": {"e": 1}}
-    assert sorted(cycles(edges)) == [["a", "b", "c", "a"], ["e", "f", "e"]]
+    found = cycles(edges)
+    assert sorted(" ".join(sorted(set(c))) for c in found) == ["a b c", "e f"]
+    for circle in found:
+        assert circle[0] == circle[-1] and all(b in edges[a] for a, b in itertools.pairwise(circle))
 
 
 def test_the_graph_reads_function_level_and_type_checking_imports() -> None:
