@@ -49,9 +49,9 @@ check-schema: $(STAMP) ## fail if the IDL changed without the version bump it re
 	$(PY) -m externspec.codegen.compat --idl $(IDL) --history schema/history
 
 lint: $(STAMP) ## ruff
-	$(VENV)/bin/ruff check python codegen tests benchmarks
+	$(VENV)/bin/ruff check python codegen tests benchmarks examples
 
-typecheck: $(STAMP) ## mypy on python/ and codegen/
+typecheck: $(STAMP) ## mypy on python/, codegen/ and examples/
 	$(VENV)/bin/mypy
 
 docs: $(STAMP) ## build docs/ and the API reference (mkdocs.yml) into site/; --strict: broken links fail
@@ -82,7 +82,7 @@ fuzz: $(STAMP) ## libFuzzer on the C++ decoder (both backends) and the executor 
 	$(PY) tests/fuzz/run_fuzz.py --seconds $(FUZZ_SECONDS)
 
 demo: $(STAMP) ## the main job: real torch artifacts through externspec
-	$(PY) -m externspec.demo
+	$(PY) examples/demo.py
 
 # The GPU check runs offline on a machine with Python 3.12 and a CUDA torch but no pydantic: its
 # wheels (the versions pinned here) are downloaded beforehand into .gpu-wheels/ and carried there.

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Union
 
-BaseName = Literal["bool", "byte", "i16", "i32", "i64", "double", "string", "binary"]
-BASE_TYPES: tuple[str, ...] = ("bool", "byte", "i16", "i32", "i64", "double", "string", "binary")
 Requiredness = Literal["required", "optional", "default"]
 ConstValue = Union[None, bool, int, float, str, tuple, "ConstMap"]
 

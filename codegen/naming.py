@@ -36,17 +36,6 @@ def ident(name: str) -> str:
     return f"{name}_" if name in CPP_KEYWORDS else name
 
 
-def dependencies(t: ir.TypeDef) -> tuple[str, ...]:
-    """Named types a type refers to, in field order, without duplicates."""
-    if isinstance(t, ir.Enum):
-        return ()
-    seen: dict[str, None] = {}
-    for f in t.fields:
-        for name in f.type.named_types():
-            seen.setdefault(name, None)
-    return tuple(seen)
-
-
 # ---------------------------------------------------------------------------------------------
 # Which fields are boxed, and the order of definitions
 # ---------------------------------------------------------------------------------------------

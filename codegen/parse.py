@@ -79,7 +79,6 @@ def _build_parser() -> tuple[Any, Any]:
 
 
 _DOC_RE = re.compile(r"/\*\*(.*?)\*/", re.S)
-_DECL_RE = re.compile(r"^\s*(struct|union|enum|exception|typedef|const)\b.*?\b([A-Za-z_]\w*)\s*(?:=|\{|$|\()", re.M)
 _LINE_RE = re.compile(r",? at line (\d+)(?: of the file '[^']*')?")
 _TOKEN_RE = re.compile(r"'([^']+)'|\b(?:name|type|constant|field) (\w+)")
 

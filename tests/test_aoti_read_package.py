@@ -86,8 +86,11 @@ def test_sizes_are_checked_before_inflating(tmp_path: Path) -> None:
     path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec, f"{MODEL}.wrapper.cpp": big})
     del big
     assert path.stat().st_size < 1 << 20
-    with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.cpp: 67108865 bytes, over the limit of 67108864"):
+    with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.cpp: 67108865 bytes, over the limit of 67108864"
+                                              r" bytes \(max_source_bytes\)") as refused:
         aoti.read_package(path)
+    assert refused.value.source == f"{path}!{MODEL}.wrapper.cpp"  # the place as data, the sentence without it
+    assert refused.value.message == "67108865 bytes, over the limit of 67108864 bytes (max_source_bytes)"
     with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.json: \d+ bytes, over the limit of 100 bytes"):
         aoti.read_package(path, max_spec_bytes=100)
 

@@ -134,7 +134,7 @@ def test_archive_errors_name_the_member_and_write_nothing(case: str, tmp_path: P
         want = f"{src}: not a zip archive (a .pt2 file is one): truncated or not a .pt2"
     elif case == "member too big":
         archive(src, {member: b" " * (wire.MAX_JSON_BYTES + 1)})
-        want = (f"{src}:{member}: document of {wire.MAX_JSON_BYTES + 1} bytes exceeds the size limit of "
+        want = (f"{src}:{member}: {wire.MAX_JSON_BYTES + 1} bytes, over the limit of "
                 f"{wire.MAX_JSON_BYTES} bytes (externspec.wire.MAX_JSON_BYTES)")
     elif case == "bad JSON member":
         archive(src, {"m/archive_format": b"pt2", member: b'{"nodes": [}'})

@@ -372,6 +372,12 @@ def test_older_major_binary_goes_through_the_upgraders():
                     doc = tc.loads(data, v2.ExternKernelNodes, protocol)
                 assert doc.nodes[0].buffer == "buf1"
                 assert doc.nodes[0].node.inputs[1].arg.as_float == float("inf")
+                # An upgrader that adds a key the reader lacks: the upgraded document is judged as
+                # JSON's is (wire._load_upgraded), the key named in a VersionError.
+                with upgrade.registered("ExternKernelNodes", 1, lambda d: {**d, "added": 1}), \
+                        pytest.raises(es.VersionError, match="the upgraders do not know") as left:
+                    tc.loads(data, v2.ExternKernelNodes, protocol)
+                assert left.value.key == "added"
         finally:
             del sys.modules[name]
 

@@ -36,7 +36,7 @@ def compare(old: ir.Schema, a: ir.TypeRef, new: ir.Schema, b: ir.TypeRef,
         if a.name == b.name:
             return TypeChange.SAME  # the type's own changes are findings of their own
         return TypeChange.SAME if same_shape(old, a.name, new, b.name, assumed) else TypeChange.INCOMPATIBLE
-    if _is_enum_int(old, a, new, b) or _is_enum_int(new, b, old, a):
+    if _is_enum_int(old, a, b) or _is_enum_int(new, b, a):
         return TypeChange.ENUM_INT
     if a.kind == "base" and b.kind == "base":
         if a.name == b.name:
@@ -51,7 +51,7 @@ def compare(old: ir.Schema, a: ir.TypeRef, new: ir.Schema, b: ir.TypeRef,
     return TypeChange.INCOMPATIBLE
 
 
-def _is_enum_int(sa: ir.Schema, a: ir.TypeRef, sb: ir.Schema, b: ir.TypeRef) -> bool:
+def _is_enum_int(sa: ir.Schema, a: ir.TypeRef, b: ir.TypeRef) -> bool:
     return (a.kind == "named" and isinstance(sa.get(a.name), ir.Enum)
             and b.kind == "base" and b.name == "i32")
 

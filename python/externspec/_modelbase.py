@@ -19,13 +19,11 @@ The generated module is thin: it declares fields; the wire rules live here, once
 
 from __future__ import annotations
 
-import contextvars
 import enum
-import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, ParamSpec, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, Self, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
@@ -111,6 +109,7 @@ class _FirstBadElement:
 
 
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 ListOf = Annotated[list[_T], _FirstBadElement]
@@ -135,24 +134,22 @@ def _omit(value: Any) -> bool:
 OMIT_IF_NONE: Any = _omit
 
 
-# Set while `externspec.wire` decodes, so its own calls of model_validate_json reach pydantic.
-_IN_WIRE: contextvars.ContextVar[bool] = contextvars.ContextVar("externspec_in_wire", default=False)
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
+class JsonLoads(Protocol):
+    """The JSON decode of `externspec.wire.loads`, as the models' `model_validate_json` calls it."""
+
+    def __call__(self, data: str | bytes | bytearray, type: type[_M], *, strict: bool) -> _M: ...
 
 
-def decoder(fn: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Marks the wire's decode entry point: inside it, `model_validate_json` is pydantic's own."""
+# The JSON decode decision (version policy, limits, `DecodeError`) is a layer above the models:
+# `externspec.wire` installs it here when it is imported, which `externspec/__init__.py` does before
+# any model can be used. The base never imports the layers built on it (tests/test_layering.py).
+_json_loads: JsonLoads | None = None
 
-    @functools.wraps(fn)
-    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        token = _IN_WIRE.set(True)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _IN_WIRE.reset(token)
 
-    return call
+def install_json_loads(loads: JsonLoads) -> None:
+    """Make `Model.model_validate_json(text)` mean `loads(text, Model)` (called by `externspec.wire`)."""
+    global _json_loads
+    _json_loads = loads
 
 
 class _Model(BaseModel):
@@ -168,12 +165,9 @@ class _Model(BaseModel):
                             by_name: bool | None = None) -> Self:
         """Decode JSON as `es.loads(json_data, cls)` does (version policy, limits, `es.DecodeError`);
         `extra="forbid"` is `strict=True` there."""
-        if _IN_WIRE.get():
-            return super().model_validate_json(json_data, strict=strict, extra=extra, context=context,
-                                               by_alias=by_alias, by_name=by_name)
-        from . import wire
-
-        return wire.loads(json_data, cls, strict=extra == "forbid")
+        if _json_loads is None:
+            raise RuntimeError("externspec.wire is not imported: import externspec first")
+        return _json_loads(json_data, cls, strict=extra == "forbid")
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema,

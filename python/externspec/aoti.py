@@ -5,9 +5,10 @@ A package is a zip; `*/data/aotinductor/model/<hash>.wrapper.json` is the extern
 `<hash>.wrapper.cpp` the generated wrapper, whose `aoti_torch_proxy_executor_call_function(...)`
 lines carry the two flat arrays (literal ints for static shapes, tensor handle names).
 
-Both members are read bounded, as the C++ runner reads them: the size the zip's directory records is
-checked against a limit before anything is inflated, the read stops at that size, and the CRC is
-verified; a member that lies about its size is a `PackageError` naming it.
+Both members are read bounded (`read_member`, which the command line uses for every archive member
+too), as the C++ runner reads them: the size the zip's directory records is checked against a limit
+before anything is inflated, the read stops at that size, and the CRC is verified; a member that
+lies about its size is a `PackageError` naming it.
 """
 
 from __future__ import annotations
@@ -120,9 +121,10 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
                 why = "is missing (the calls are read from the generated wrapper source)" if not cpp_infos \
                     else f"appears {len(cpp_infos)} times"
                 raise PackageError(f"{label}: member {cpp_name!r} {why}")
-            json_bytes = _read_member(z, json_infos[0], MAX_JSON_BYTES if max_spec_bytes is None else max_spec_bytes,
-                                      label)
-            cpp_bytes = _read_member(z, cpp_infos[0], max_source_bytes, label)
+            json_bytes = read_member(z, json_infos[0], MAX_JSON_BYTES if max_spec_bytes is None else max_spec_bytes,
+                                     f"{label}!{json_name}", limit_name="max_spec_bytes")
+            cpp_bytes = read_member(z, cpp_infos[0], max_source_bytes, f"{label}!{cpp_name}",
+                                    limit_name="max_source_bytes")
     except zipfile.BadZipFile as e:
         raise PackageError(f"{label}: not a readable zip archive: {e}") from None
     nodes = loads(json_bytes, ExternKernelNodes, source=f"{label}!{json_name}")
@@ -139,19 +141,34 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
     )
 
 
-def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, label: str) -> bytes:
-    """A member's bytes: its recorded size checked against `limit` before inflating, the read capped
-    at that size, the CRC verified (zipfile checks it when the read reaches the recorded end)."""
-    where = f"{label}!{info.filename}"
+# zipfile's failures on hostile archives: a corrupt or truncated member (BadZipFile, EOFError,
+# zlib.error, OSError from bz2), an encrypted one (RuntimeError), an unknown compression method
+# (NotImplementedError), a bad header field (ValueError).
+ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError)
+_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+
+
+def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, source: str, *,
+                limit_name: str) -> bytes:
+    """A member's bytes, or a `PackageError` naming `source` (`pkg.pt2!member`). Refused from its zip
+    directory entry alone, before anything is inflated, when its recorded size is over `limit` (the
+    message names the setting, `limit_name`), it is encrypted, or its compression is one zipfile
+    cannot undo; the read is capped at the recorded size and must reach it, and zipfile verifies
+    the CRC there."""
     if info.file_size > limit:
-        raise PackageError(f"{where}: {info.file_size} bytes, over the limit of {limit} bytes")
+        raise PackageError(f"{info.file_size} bytes, over the limit of {limit} bytes ({limit_name})", source=source)
+    if info.flag_bits & 0x1:
+        raise PackageError("the member is encrypted (externspec reads only unencrypted archives)", source=source)
+    if info.compress_type not in _COMPRESSIONS:
+        raise PackageError(f"compression method {info.compress_type} is not supported (stored, deflate, bzip2 or "
+                           f"lzma)", source=source)
     try:
-        with z.open(info) as f:
+        with archive.open(info) as f:
             data = f.read(info.file_size + 1)
-    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError) as e:
-        raise PackageError(f"{where}: not the data its zip directory records ({e})") from None
+    except ZIP_ERRORS as e:
+        raise PackageError(f"cannot read the archive member: {e}", source=source) from None
     if len(data) != info.file_size:
-        raise PackageError(f"{where}: {len(data)} bytes where the zip directory records {info.file_size}")
+        raise PackageError(f"{len(data)} bytes where the zip directory records {info.file_size}", source=source)
     return data
 
 

@@ -157,7 +157,15 @@ class CallError(ExternSpecError, ValueError):
 class PackageError(ExternSpecError, ValueError):
     """An AOTInductor package cannot be loaded: not a zip archive, no such model, a member whose
     name escapes the package (absolute, `..`) or whose size is over a limit, a library that is not
-    an AOTInductor model. The message names the package and the member."""
+    an AOTInductor model. The message names the package and the member.
+
+    Where the package and member are known apart from the sentence, `source` names them
+    (`pkg.pt2!member`) and `message` is the sentence alone; `str(e)` is `source: message`."""
+
+    def __init__(self, message: str, *, source: str | None = None):
+        self.message = message
+        self.source = source
+        super().__init__(f"{source}: {message}" if source else message)
 
 
 class ModelError(ExternSpecError, RuntimeError):

@@ -34,7 +34,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from . import upgrade, version
-from ._modelbase import decoder
+from ._modelbase import install_json_loads
 from .errors import DecodeError, ErrorDetail, VersionError, problem
 
 M = TypeVar("M", bound=BaseModel)
@@ -271,7 +271,6 @@ def _nesting_exceeds(data: bytes | bytearray, max_depth: int) -> bool:
     return bool(brackets) and _INNERMOST_PAIR.search(brackets) is not None
 
 
-@decoder  # inside, the models' model_validate_json is pydantic's (outside, it comes here)
 def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False, source: str | None = None,
           max_bytes: int | None = None, max_depth: int | None = None) -> M:
     """Decode JSON text into `type` (a generated model class).
@@ -285,12 +284,22 @@ def loads(data: str | bytes | bytearray, type: type[M], *, strict: bool = False,
     if policy.forbid_unknown and not strict and not policy.needs_upgrade(None) and _surely_unversioned(data):
         # Torch-written: one lenient parse, unknown keys ignored as torch does (the forward-compatible
         # case costs no strict attempt, no error list and no second parse).
-        return _validated(type, lambda extra: type.model_validate_json(data, extra=extra), None, source)
+        return _validated(type, lambda extra: _pydantic_json(type, data, extra), None, source)
     return validate_document(
-        type, lambda extra: type.model_validate_json(data, extra=extra), strict=strict, source=source,
+        type, lambda extra: _pydantic_json(type, data, extra), strict=strict, source=source,
         raw_version=lambda: policy.raw_version(
             {"schema_version": _TopLevelVersion.model_validate_json(data).schema_version}),
         tree=lambda: json.loads(data))
+
+
+install_json_loads(loads)  # the generated models' model_validate_json is `loads` (externspec._modelbase)
+
+
+def _pydantic_json(type: type[M], data: str | bytes | bytearray, extra: Literal["forbid"] | None) -> M:
+    """pydantic's own validation of JSON text, as `BaseModel.model_validate_json` does it: the
+    generated models' `model_validate_json` is `loads` itself, so the wire calls their validator."""
+    model: M = type.__pydantic_validator__.validate_json(data, extra=extra)
+    return model
 
 
 def _surely_unversioned(data: str | bytes | bytearray) -> bool:
@@ -370,8 +379,7 @@ def _load_upgraded(raw: dict[str, Any], type: type[M], policy: version.Policy, d
     lenient = doc_version is None and not strict  # torch-written: unknown keys ignored, as torch does
     try:
         with gc_paused():
-            model = type.model_validate_json(json.dumps(upgraded),
-                                             extra=None if lenient else "forbid")
+            model = _pydantic_json(type, json.dumps(upgraded), None if lenient else "forbid")
     except ValidationError as exc:
         how = f"after upgrading schema {start[0]}.{start[1]} to {policy.reader[0]}.0"
         errors = [problem(e["kind"], e["path"], f"{e['message']} ({how})", e["key"]) for e in decode_errors(type, exc)]

@@ -76,6 +76,8 @@ def test_wheel_ships_the_compiled_runtime_and_every_package() -> None:
         "externspec/codegen/cpp/runtime.h",
     } <= names
     assert not [n for n in names if "/csrc/" in n]  # the sources are the sdist's, not the wheel's
+    # the demo (examples/), the tests and the benchmarks stay in the checkout
+    assert not [n for n in names if n.split("/")[0] in ("examples", "tests", "benchmarks") or "demo" in n]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     shipped = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
     tree = _packages(REPO / "python" / "externspec", "externspec") | _packages(REPO / "codegen", "externspec/codegen")

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
-import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
@@ -165,9 +163,3 @@ def replace_member(archive: Path, suffix: str, data: bytes, out: Path) -> Path:
     return out
 
 
-def parsed(data: str | bytes) -> object:
-    return json.loads(data)
-
-
-def copy_to(path: Path, directory: Path) -> Path:
-    return Path(shutil.copy(path, directory / path.name))

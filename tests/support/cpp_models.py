@@ -123,7 +123,6 @@ class CompiledModel:
     module: torch.nn.Module
     example: Callable[[int], tuple[torch.Tensor, ...]]  # inputs for a given dynamic size n
     dynamic: dict[str, Any]
-    torch_runner_works: bool
     inductor_configs: dict[str, Any] | None = None
 
     def inputs(self, n: int) -> tuple[torch.Tensor, ...]:
@@ -156,18 +155,18 @@ _RUNNER_DYNAMIC = {"x": {0: Dim("n", min=2, max=64)}, "n": None}
 
 MODELS = {
     "abi": CompiledModel("abi", AbiModel(), _abi_inputs, {"x": {0: Dim("n", min=2)}, "y": {0: Dim("n", min=2)},
-                                                          "z": None}, True),
+                                                          "z": None}),
     "torch_defects": CompiledModel("torch_defects", TorchDefectsModel(), _defects_inputs,
-                                   {"x": {0: Dim("n", min=2)}}, False),
-    "runner": CompiledModel("runner", RunnerModel(), _runner_inputs, _RUNNER_DYNAMIC, True),
-    "runner_blob": CompiledModel("runner_blob", RunnerModel(), _runner_inputs, _RUNNER_DYNAMIC, True,
+                                   {"x": {0: Dim("n", min=2)}}),
+    "runner": CompiledModel("runner", RunnerModel(), _runner_inputs, _RUNNER_DYNAMIC),
+    "runner_blob": CompiledModel("runner_blob", RunnerModel(), _runner_inputs, _RUNNER_DYNAMIC,
                                  {"aot_inductor.package_constants_in_so": False,
                                   "aot_inductor.package_constants_on_disk_format": "binary_blob"}),
-    "int_add": CompiledModel("int_add", IntAddModel(), lambda n: (torch.arange(n),), {"x": None}, False,
+    "int_add": CompiledModel("int_add", IntAddModel(), lambda n: (torch.arange(n),), {"x": None},
                              torch._inductor.lite_mode_options),
     "cat": CompiledModel("cat", CatModel(), _cat_inputs, {"a": {0: Dim("dim0_a", min=1, max=10)},
                                                           "b": {0: Dim("dim0_b", min=1, max=20)},
-                                                          "c": {0: Dim("dim0_c", min=3, max=8)}}, True),
+                                                          "c": {0: Dim("dim0_c", min=3, max=8)}}),
 }
 
 

@@ -16,7 +16,6 @@ import os
 import re
 import sys
 import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
@@ -24,8 +23,8 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 import externspec as es
+from externspec import aoti, wire
 from externspec import version as _version
-from externspec import wire
 
 if TYPE_CHECKING:
     from externspec._thrift_base import Protocol
@@ -133,11 +132,6 @@ def _sniff(data: bytes) -> str:
     return "json" if data.lstrip()[:1] == b"{" else "binary"
 
 
-# zipfile's failures on hostile archives: a corrupt or truncated member (BadZipFile, EOFError,
-# zlib.error), an encrypted one (RuntimeError), an unknown compression method (NotImplementedError).
-ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError)
-
-
 def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) -> Iterator[Source]:
     archive = open_archive(path, f)
     with archive:
@@ -172,7 +166,7 @@ def open_archive(path: str, f: IO[bytes]) -> zipfile.ZipFile:
     try:
         archive = zipfile.ZipFile(f)
         archive.infolist()
-    except ZIP_ERRORS as e:
+    except aoti.ZIP_ERRORS as e:
         raise InputError(path, f"cannot read the archive: {e}") from None
     return archive
 
@@ -183,30 +177,13 @@ def member_type(name: str) -> type[BaseModel] | None:
 
 
 def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> bytes:
-    """A schema member's bytes, at most the size limit, or InputError naming `label` (too large by
-    its header or its content, encrypted, an unknown compression, corrupt)."""
-    problem = _member_problem(info)
-    if problem:
-        raise InputError(label, problem)
+    """A schema member's bytes, at most the size limit, read as `externspec.aoti` reads a package's members;
+    InputError naming `label` when it cannot be (too large by its header, encrypted, an unknown
+    compression, corrupt, not the size its header records)."""
     try:
-        with archive.open(info) as member:
-            return _read_bounded(member, label)  # the header's size may lie: read at most the limit
-    except ZIP_ERRORS as e:
-        raise InputError(label, f"cannot read the archive member: {e}") from None
-
-
-def _member_problem(info: zipfile.ZipInfo) -> str | None:
-    """Why a member cannot be read, from its header alone (before anything is decompressed)."""
-    if info.file_size > _limit():
-        return _too_large(info.file_size)
-    if info.flag_bits & 0x1:
-        return "the member is encrypted (externspec reads only unencrypted archives)"
-    if info.compress_type not in _COMPRESSIONS:
-        return f"compression method {info.compress_type} is not supported (stored, deflate, bzip2 or lzma)"
-    return None
-
-
-_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+        return aoti.read_member(archive, info, _limit(), label, limit_name="externspec.wire.MAX_JSON_BYTES")
+    except es.PackageError as e:
+        raise InputError(label, e.message) from None
 
 
 # The first top-level key of each document type as torch and externspec write it (declaration order).

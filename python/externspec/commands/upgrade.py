@@ -25,6 +25,7 @@ import zipfile
 from types import ModuleType
 from typing import IO
 
+from ..aoti import ZIP_ERRORS
 from ._output import OutputError, open_output, write_output
 
 NAME = "upgrade"
@@ -185,7 +186,7 @@ def _copy_member(path: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, dst
     label = f"{path}:{info.filename}"
     try:
         src = archive.open(info)
-    except docs.ZIP_ERRORS as e:
+    except ZIP_ERRORS as e:
         raise docs.InputError(label, f"cannot read the archive member: {e}") from None
     with src, dst.open(header, "w") as w:
         while chunk := _read_chunk(src, label):
@@ -197,5 +198,5 @@ def _read_chunk(src: IO[bytes], label: str) -> bytes:
 
     try:
         return src.read(_CHUNK)
-    except docs.ZIP_ERRORS as e:  # a corrupt member (a bad CRC, truncated data)
+    except ZIP_ERRORS as e:  # a corrupt member (a bad CRC, truncated data)
         raise docs.InputError(label, f"cannot read the archive member: {e}") from None

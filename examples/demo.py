@@ -1,4 +1,4 @@
-"""`make demo`: real torch artifacts through externspec, end to end (python -m externspec.demo).
+"""`make demo`: real torch artifacts through externspec, end to end (`python examples/demo.py`).
 
 (a) The contract on a real artifact: a model with a torch.library custom op goes through
     torch.export; its models/model.json is decoded into es.ExportedProgram, summarized, encoded
