@@ -1,13 +1,19 @@
-"""`inspect`'s call-ABI slot counts (docs/call-abi.md) on aten ops, per schema type and member."""
+"""`inspect`'s call-ABI slot counts (docs/call-abi.md) on aten ops, per schema type and member.
+
+inspect reads them from the executors' own layout (`runtime.node_layout`); tests/test_node_layout.py
+checks that both executors consume what it prints."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 import externspec as es
-from externspec.commands._slots import node_slots
+from externspec.commands.inspect import describe
 
 T = es.TensorArgument
+OUT = [es.Argument(as_tensor=T(name="out"))]
 
 
 def node(target: str, inputs: dict[str, es.Argument], outputs: list[es.Argument]) -> es.Node:
@@ -15,20 +21,25 @@ def node(target: str, inputs: dict[str, es.Argument], outputs: list[es.Argument]
                    outputs=outputs, metadata={})
 
 
-def counts(n: es.Node) -> tuple[tuple[int, int, int, int, int], list[str]]:
-    result = node_slots(n)
-    assert result is not None
-    totals, per_input = result
-    return ((totals.static, totals.int_inputs, totals.tensor_inputs, totals.int_outputs, totals.tensor_outputs),
-            [s.text() for s in per_input])
+def described(n: es.Node, *, torch_written: bool = False) -> dict[str, Any]:
+    """inspect's JSON for `n`, alone in an extern-kernel file (torch-written: without schema_version)."""
+    spec = es.ExternKernelNodes(nodes=[es.ExternKernelNode(name="buf0", node=n)],
+                                schema_version=None if torch_written else es.SCHEMA_VERSION)
+    (entry,) = describe("spec.json", spec)["nodes"]
+    return entry
 
 
-OUT = [es.Argument(as_tensor=T(name="out"))]
+def counts(n: es.Node, *, torch_written: bool = False) -> tuple[tuple[int, ...], list[str]]:
+    entry = described(n, torch_written=torch_written)
+    s = entry["slots"]
+    assert s is not None, entry["slots_refused"]
+    return ((s["static"], s["int_inputs"], s["tensor_inputs"], s["int_outputs"], s["tensor_outputs"]),
+            [f"{a['slots']['count']} {a['slots']['kind']}" for a in entry["inputs"]])
 
 
 @pytest.mark.parametrize(("alpha", "expected"), [
-    (es.Argument(as_int=2), ((0, 1, 2, 0, 1), ["tensor", "tensor", "int"])),  # int Scalar: dynamic
-    (es.Argument(as_float=0.5), ((1, 0, 2, 0, 1), ["tensor", "tensor", "static"])),  # float Scalar: static
+    (es.Argument(as_int=2), ((0, 1, 2, 0, 1), ["1 tensor", "1 tensor", "1 int"])),  # int Scalar: dynamic
+    (es.Argument(as_float=0.5), ((1, 0, 2, 0, 1), ["1 tensor", "1 tensor", "0 static"])),  # float Scalar: static
 ])
 def test_scalar_is_dynamic_only_when_int(alpha, expected):
     n = node("aten::add.Tensor", {"self": es.Argument(as_tensor=T(name="a")),
@@ -42,7 +53,7 @@ def test_optional_tensor_list_counts_only_present_tensors():
     n = node("aten::index_put", {"self": es.Argument(as_tensor=T(name="a")), "indices": indices,
                                  "values": es.Argument(as_tensor=T(name="v")),
                                  "accumulate": es.Argument(as_bool=False)}, OUT)
-    assert counts(n) == ((1, 0, 3, 0, 1), ["tensor", "tensor", "tensor", "static"])
+    assert counts(n) == ((1, 0, 3, 0, 1), ["1 tensor", "1 tensor", "1 tensor", "0 static"])
 
 
 def test_enums_are_static_and_omitted_defaults_take_no_slot():
@@ -50,7 +61,7 @@ def test_enums_are_static_and_omitted_defaults_take_no_slot():
     n = node("torch.ops.aten.sum.dim_IntList", {"self": es.Argument(as_tensor=T(name="a")),
                                                 "dim": es.Argument(as_ints=[0, 1, 2]),
                                                 "dtype": es.Argument(as_scalar_type=es.ScalarType.LONG)}, OUT)
-    assert counts(n) == ((2, 3, 1, 0, 1), ["tensor", "3 ints", "static"])  # keepdim: default, static
+    assert counts(n) == ((2, 3, 1, 0, 1), ["1 tensor", "3 int", "0 static"])  # keepdim: default, static
 
 
 def test_returns_int_and_tensor_list():
@@ -63,38 +74,38 @@ def test_returns_int_and_tensor_list():
     assert counts(split)[0] == (1, 1, 1, 0, 3)  # dim=0 defaulted
 
 
-def test_unknown_ops_and_arguments():
-    assert node_slots(node("nosuchns::op", {}, [])) is None
-    assert node_slots(node("call_torchbind", {}, [])) is None
-    n = node("aten::relu", {"self": es.Argument(as_tensor=T(name="a")), "bogus": es.Argument(as_int=1)}, OUT)
-    assert counts(n) == ((0, 0, 1, 0, 1), ["tensor", "?"])
+INDEX_ADD = node("aten::index_add", {"self": es.Argument(as_tensor=T(name="a")), "dim": es.Argument(as_int=0),
+                                     "index": es.Argument(as_tensor=T(name="i")),
+                                     "source": es.Argument(as_tensor=T(name="s"))}, OUT)
 
 
-@pytest.mark.slow
-def test_counts_agree_with_the_python_executor_on_a_real_package():
-    """inspect and the reference ProxyExecutor count the same slots for every node of a real
-    AOTInductor package (the executor is what actually consumes the arrays)."""
-    from externspec import runtime
-    from tests.support import (
-        artifact_ops,  # noqa: F401 (registers the custom ops)
-        artifacts,
-    )
-
-    nodes = es.loads(artifacts.read_member(artifacts.aoti_package(), ".wrapper.json"), es.ExternKernelNodes)
-    facts = runtime._Facts()
-    for index, extern in enumerate(nodes.nodes):
-        plan = runtime._plan(index, extern, facts, nodes.schema_version is None, (), None)
-        totals, _ = counts(extern.node)
-        assert totals[1:] == (plan.num_input_ints, plan.num_input_tensors, plan.num_ints - plan.num_input_ints,
-                              plan.num_tensors - plan.num_input_tensors)
+def test_torch_written_omitted_kwarg_only_default_takes_its_slot():
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1): torch's
+    wrapper passes the omitted `alpha` in the int array, so a torch-written file's node takes 2 int
+    slots; the same node in a versioned file takes 1 (the issue: inspect printed 1 for both)."""
+    assert counts(INDEX_ADD, torch_written=True)[0] == (0, 2, 3, 0, 1)
+    entry = described(INDEX_ADD, torch_written=True)
+    assert [(a["name"], a["member"], a["text"], a["slots"]) for a in entry["passed_defaults"]] == [
+        ("alpha", "as_int", "1", {"kind": "int", "count": 1})]
+    assert counts(INDEX_ADD)[0] == (1, 1, 3, 0, 1)
+    assert described(INDEX_ADD)["passed_defaults"] == []
 
 
-def test_counts_agree_with_the_spec_builder_and_the_executor_on_aten_ops():
-    """For specs written by es.SpecBuilder, inspect's counts equal the CallSite's arrays and the
-    reference executor's plan (three independent readings of the call ABI)."""
+def test_nodes_the_executors_refuse_have_no_slots():
+    unknown_op = described(node("nosuchns::op", {}, []))
+    assert unknown_op["slots"] is None and "no op `nosuchns::op` is registered" in unknown_op["slots_refused"]
+    torchbind = described(node("call_torchbind", {}, []))
+    assert torchbind["slots"] is None and "torchbind" in torchbind["slots_refused"]
+    bogus = described(node("aten::relu", {"self": es.Argument(as_tensor=T(name="a")),
+                                          "bogus": es.Argument(as_int=1)}, OUT))
+    assert bogus["slots"] is None and [a["slots"] for a in bogus["inputs"]] == [None, None]
+    assert "argument `bogus` (as_int) is not in the runtime op schema" in bogus["slots_refused"]
+
+
+def test_counts_agree_with_the_spec_builder_on_aten_ops():
+    """For specs written by es.SpecBuilder (the exporter's own reading of the call ABI), inspect's
+    counts equal the CallSite's arrays."""
     import torch
-
-    from externspec import runtime
 
     x = torch.randn(4, 6)
     cases = [
@@ -109,10 +120,7 @@ def test_counts_agree_with_the_spec_builder_and_the_executor_on_aten_ops():
     ]
     builder = es.SpecBuilder()
     sites = [builder.add(op, args, kwargs) for op, args, kwargs in cases]
-    facts = runtime._Facts()
     for site, extern in zip(sites, builder.build().nodes, strict=True):
         (_, ints, tensors, int_out, tensor_out), _ = counts(extern.node)
         assert (ints + int_out, tensors + tensor_out) == (len(site.int_args), len(site.tensor_args))
         assert (int_out, tensor_out) == (site.num_int_outputs, site.num_tensor_outputs)
-        plan = runtime._plan(site.index, extern, facts, False, (), None)
-        assert (ints, tensors) == (plan.num_input_ints, plan.num_input_tensors)

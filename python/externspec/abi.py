@@ -4,14 +4,15 @@ accepts, which of them take slots in the flat int/tensor arrays, and what a retu
 The tables themselves are IDL constants (`ABI_*` in schema/externspec.thrift), generated into the
 Python models and into the C++ header, so the exporter, both executors and `inspect` judge a node by
 the same data; this module only decomposes torch types and answers questions against the tables.
-It never imports torch: `inspect` counts slots from an op schema torch already handed it.
+It never imports torch: the executors' planner (runtime.py) asks it about types torch handed it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._generated import models
 from ._generated.models import Argument
@@ -94,19 +95,8 @@ def slot_kind(at: ArgType, member: str) -> str:
     return "tensor" if member in TENSOR_SLOT_MEMBERS else "static"
 
 
-def input_slots(at: ArgType, arg: Argument) -> tuple[str, int]:
-    """(array, number of slots) an input takes: ("static", 0) for a value decoded at load."""
-    kind = slot_kind(at, arg.type)
-    if kind == "static":
-        return kind, 0
-    if arg.type == "as_optional_tensors":
-        return kind, sum(1 for item in arg.unwrap("as_optional_tensors") if item.type == "as_tensor")
-    value = arg.value
-    return kind, len(value) if isinstance(value, list) else 1
-
-
 def return_slots(out: Argument) -> tuple[int, int]:
-    """(int slots, tensor slots) one output takes."""
+    """(int slots, tensor slots) one output takes (the tensor ones follow the inputs' in the array)."""
     member = out.type
     if member == "as_optional_tensor":
         return 0, int(out.unwrap("as_optional_tensor").type == "as_tensor")
@@ -123,3 +113,41 @@ def same_argument(a: Argument, b: Argument) -> bool:
     if isinstance(va, float) and isinstance(vb, float) and math.isnan(va) and math.isnan(vb):
         return True
     return bool(va == vb)
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TORCH_OPS = "torch.ops."
+
+
+class OpName(NamedTuple):
+    """A node's target, taken apart: `aten::add.Tensor` is ("aten", "add", "Tensor")."""
+
+    namespace: str
+    name: str
+    overload: str  # "default" where the target names none
+
+    @property
+    def qualified(self) -> str:
+        """`ns::name.overload`, the spelling of the op policy and of error messages."""
+        return f"{self.namespace}::{self.name}.{self.overload}"
+
+
+def split_target(target: str) -> OpName:
+    """`ns::op`, `ns::op.overload` (extern-kernel files) or `torch.ops.ns.op.overload` (exported
+    programs) -> its parts; ValueError for anything else.
+
+    Every part must be an identifier and not a dunder, so that looking the parts up (in the
+    dispatcher's registry, or as attributes of torch.ops) never reaches anything but an op. The C++
+    executor's `resolve_op` (csrc/executor.cpp) parses by the same grammar; tests/test_op_lookup.py
+    runs both over the same targets."""
+    if target.startswith(_TORCH_OPS):
+        parts = target[len(_TORCH_OPS):].split(".")
+        if len(parts) != 3:
+            parts = []
+    else:
+        ns, sep, rest = target.partition("::")
+        name, dot, overload = rest.partition(".")
+        parts = [ns, name, overload if dot else "default"] if sep else []
+    if not parts or not all(_IDENT.match(p) and not p.startswith("__") for p in parts):
+        raise ValueError(f"`{target}` is not of the form ns::op or ns::op.overload")
+    return OpName(*parts)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._generated.models import ExternKernelNodes
+from .abi import return_slots
 from .errors import ExternSpecError, PackageError
 from .wire import MAX_JSON_BYTES, loads
 
@@ -183,7 +184,7 @@ def replay_extern_calls(package: ExternPackage, call_function: Callable[[int, Se
     env: dict[str, Any] = dict(zip(package.input_names, inputs, strict=True))
     for call in package.calls:
         node = package.nodes.nodes[call.index].node
-        n_out = sum(_output_slots(o) for o in node.outputs)
+        n_out = sum(return_slots(o)[1] for o in node.outputs)
         n_in = len(call.tensor_names) - n_out
         missing = [n for n in call.tensor_names[:n_in] if n not in env]
         if missing:
@@ -195,13 +196,3 @@ def replay_extern_calls(package: ExternPackage, call_function: Callable[[int, Se
     if missing:
         raise ExternSpecError(f"model outputs {missing} are computed by generated code")
     return [env[n] for n in package.output_names]
-
-
-def _output_slots(out: Any) -> int:
-    if out.type == "as_tensor":
-        return 1
-    if out.type == "as_tensors":
-        return len(out.as_tensors)
-    if out.type == "as_optional_tensor":
-        return int(out.as_optional_tensor.type == "as_tensor")
-    return 0

@@ -24,23 +24,32 @@ tensor into its slot, and checks int returns and list-return lengths against the
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import operator
 import os
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import torch
 
 from . import op_policy, torch_types
 from ._generated.models import Argument, ExternKernelNode, ExternKernelNodes, Node
-from .abi import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, accepts, arg_type, same_argument, slot_kind
+from .abi import (
+    CUSTOM_OP_KEY,
+    OP_SCHEMA_KEY,
+    WRAPPED_NUMBERS_KEY,
+    ArgType,
+    accepts,
+    arg_type,
+    return_slots,
+    same_argument,
+    slot_kind,
+    split_target,
+)
 from .arg_writer import ArgWriter, Slots
 from .errors import CallError, ExternSpecError, SpecMismatchError, UnsupportedError
 from .wire import loads, model_or_document
-
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # Fill kinds: what one dynamic argument reads from the arrays.
 _TENSOR, _TENSORS, _OPT_TENSORS, _INT, _INTS, _WRAPPED = range(6)
@@ -49,18 +58,18 @@ _OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_NONE, _OUT_INT = range(5)
 
 
 def resolve_op(target: str) -> torch._ops.OpOverload:
-    """`ns::op` or `ns::op.overload` -> the dispatcher op's OpOverload (LookupError if not registered).
+    """A target (`abi.split_target`'s forms) -> the dispatcher op's OpOverload (LookupError if not
+    registered).
 
-    Only registry lookups: the names are checked to be identifiers (not dunders, so no attribute of
-    torch.ops itself is reached) first, and the dispatcher's registry is asked before torch.ops, so
-    a spec naming unregistered namespaces cannot make torch.ops create objects for them, and
+    Only registry lookups: the names are identifiers, not dunders (split_target), so no attribute
+    of torch.ops itself is reached, and the dispatcher's registry is asked before torch.ops, so a
+    spec naming unregistered namespaces cannot make torch.ops create objects for them, and
     TorchScript-interpreter-only ops (`prim::*`, `aten::manual_seed`, which torch.ops also finds)
     are not reached. Nothing is imported or called."""
-    ns, sep, rest = target.partition("::")
-    name, _, overload = rest.partition(".")
-    overload = overload or "default"
-    if not sep or not all(_IDENT.match(p) and not p.startswith("__") for p in (ns, name, overload)):
-        raise LookupError(f"`{target}` is not of the form ns::op or ns::op.overload")
+    try:
+        ns, name, overload = split_target(target)
+    except ValueError as exc:
+        raise LookupError(str(exc)) from None
     try:
         torch._C._dispatch_find_schema_or_throw(f"{ns}::{name}", "" if overload == "default" else overload)
         packet = getattr(getattr(torch.ops, ns), name)
@@ -94,11 +103,8 @@ def op_namespaces(nodes: Iterable[Node]) -> dict[str, bool]:
     ops: set[str] = set()
     classes: dict[str, set[str]] = {}
     for node in nodes:
-        ns, sep, _ = node.target.partition("::")
-        if node.target.startswith("torch.ops."):  # torch.export's spelling: torch.ops.ns.op.overload
-            ns, sep = node.target.split(".")[2], "."
-        if sep and ns:
-            ops.add(ns)
+        with contextlib.suppress(ValueError):  # call_torchbind, or a malformed target: no op namespace
+            ops.add(split_target(node.target).namespace)
         for named in node.inputs:
             if named.arg.type == "as_custom_obj":
                 fqn = named.arg.unwrap("as_custom_obj").class_fqn
@@ -130,7 +136,62 @@ class _Fill(NamedTuple):
     pattern: tuple[bool, ...] = ()  # _OPT_TENSORS: True where a tensor slot is consumed
 
 
-@dataclass
+@dataclasses.dataclass(frozen=True)
+class ArgLayout:
+    """Where one argument of the op schema sits in the call's arrays (docs/call-abi.md).
+
+    `kind` is "tensor" or "int" (slots `start`..`stop` of that array), "static" (a value of the
+    file, decoded at load) or "default" (omitted: the op's own default, decoded at load; no slot).
+    `given` says whether the node names the argument: a torch-written file's omitted kwarg-only
+    argument is laid out as its default written out (`given` False, `arg` that default), because
+    torch's wrapper passes it in the arrays."""
+
+    name: str
+    kind: str
+    given: bool
+    arg: Argument | None  # the value read at load (None for "default")
+    value: Any = None  # "static": the value the op is called with (decoded, so checked, at load)
+    start: int = 0
+    stop: int = 0
+    read: int = -1  # how the executor reads the slots (_TENSOR ... _WRAPPED); -1 without slots
+    pattern: tuple[bool, ...] = ()  # as_optional_tensors: True where an element takes a tensor slot
+
+    @property
+    def count(self) -> int:
+        """The number of slots this argument takes."""
+        return self.stop - self.start
+
+
+class OutputSlots(NamedTuple):
+    """Where return `i` goes: `kind` (_OUT_*), its first slot (in the tensor array; the int array
+    for an int return) and how many tensor slots it takes."""
+
+    kind: int
+    slot: int
+    tensors: int
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeLayout:
+    """How one node sits in the two flat arrays: the int array holds the dynamic int inputs then
+    one slot per int return, the tensor array the dynamic tensor inputs then one slot per output
+    tensor. Both executors plan from it (the C++ one by the same rules, checked by
+    tests/test_node_layout.py) and `externspec inspect` prints it."""
+
+    args: tuple[ArgLayout, ...]  # every argument of the op schema, in schema order
+    outputs: tuple[OutputSlots, ...]
+    int_inputs: int
+    tensor_inputs: int
+    int_outputs: int
+    tensor_outputs: int
+
+    @property
+    def static(self) -> int:
+        """Arguments decoded at load (written static values and defaults)."""
+        return sum(a.kind in ("static", "default") for a in self.args)
+
+
+@dataclasses.dataclass
 class CallPlan:
     """Everything one call needs, computed at load: `pos`/`kwargs` hold the static values."""
 
@@ -143,9 +204,7 @@ class CallPlan:
     fill_names: tuple[str, ...]  # the argument each fill reads, for error messages
     num_ints: int
     num_tensors: int
-    num_input_tensors: int
-    num_input_ints: int
-    outputs: tuple[tuple[int, int, int], ...]  # (kind, slot, count-or-int-value)
+    layout: NodeLayout
     single_return: bool
     single_tensor_slot: int  # the output slot when the op returns exactly one Tensor, else -1
 
@@ -192,11 +251,11 @@ class ProxyExecutor:
             if not isinstance(tensor_args, list):
                 raise CallError(f"{plan.label}: tensor_args must be a list (output tensors are stored into it), "
                                 f"got {type(tensor_args).__name__}")
+            layout = plan.layout
             raise CallError(
-                f"{plan.label}: expected {plan.num_input_tensors} input + "
-                f"{plan.num_tensors - plan.num_input_tensors} output tensor slots and {plan.num_input_ints} input + "
-                f"{plan.num_ints - plan.num_input_ints} int-return slots, got {len(tensor_args)} tensors and "
-                f"{len(int_args)} ints"
+                f"{plan.label}: expected {layout.tensor_inputs} input + {layout.tensor_outputs} output tensor slots "
+                f"and {layout.int_inputs} input + {layout.int_outputs} int-return slots, got {len(tensor_args)} "
+                f"tensors and {len(int_args)} ints"
             )
         try:  # free when nothing is raised (3.11 zero-cost exceptions)
             pos = plan.pos[:]
@@ -282,7 +341,7 @@ def _wrong_element(plan: CallPlan, int_args: Sequence[int], tensor_args: list[An
                     return f"tensor_args[{k}] (argument `{name}`) should be a Tensor, got {type(t).__name__}"
             elif (wrong := _not_an_int64(int_args[k])) is not None:
                 return f"int_args[{k}] (argument `{name}`) {wrong}"
-    for i, (kind, slot, _) in enumerate(plan.outputs):
+    for i, (kind, slot, _) in enumerate(plan.layout.outputs):
         if kind == _OUT_INT and (wrong := _not_an_int64(int_args[slot])) is not None:
             return f"int_args[{slot}] (int return {i}) {wrong}"
     return None
@@ -305,7 +364,7 @@ def _check_elements(plan: CallPlan, int_args: Sequence[int], tensor_args: list[A
 
 
 def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_args: list[Any]) -> None:
-    for i, (kind, slot, extra) in enumerate(plan.outputs):
+    for i, (kind, slot, extra) in enumerate(plan.layout.outputs):
         r = result[i]
         if kind == _OUT_TENSOR:
             if not isinstance(r, torch.Tensor):
@@ -334,11 +393,11 @@ def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_
 # Load: validation and planning
 
 
-def _label(index: int, node: ExternKernelNode) -> str:
-    return f"node {index} `{node.name}` ({node.node.target})"
+def _label(index: int, name: str | None, target: str) -> str:
+    return f"node {index} `{name}` ({target})" if name is not None else f"node {index} ({target})"
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _Param:
     """What validation needs of one schema argument, read once from torch's (slow) pybind objects."""
 
@@ -350,7 +409,7 @@ class _Param:
     default_arg: Argument | None  # the default as the Argument an exporter writes (None: not writable)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _SchemaFacts:
     text: str
     params: tuple[_Param, ...]
@@ -394,8 +453,8 @@ class _Facts:
             entry = self.ops[target] = (op, _facts(op._schema))
         return entry
 
-    def export_schema(self, label: str, node: ExternKernelNode) -> _SchemaFacts | None:
-        text = node.node.metadata.get(OP_SCHEMA_KEY)
+    def export_schema(self, label: str, node: Node) -> _SchemaFacts | None:
+        text = node.metadata.get(OP_SCHEMA_KEY)
         if text is None:
             return None
         facts = self.exported.get(text)
@@ -408,42 +467,147 @@ class _Facts:
         return facts
 
 
-def _plan_node(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
-               allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
-    """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
+def node_layout(node: Node, *, torch_written: bool, index: int = 0, name: str | None = None) -> NodeLayout:
+    """How `node` sits in the arrays, by the rules both executors plan by: the op looked up, the
+    node checked against its schema (not against the op policy, which decides whether it may run,
+    not where its values are). `torch_written`: the node is from a file without `schema_version`,
+    whose omitted kwarg-only arguments torch's wrapper passes. SpecMismatchError (naming node
+    `index`, `name`) when the executors would refuse the node's layout."""
+    label = _label(index, node.name if name is None else name, node.target)
     try:
-        return _plan(index, node, cache, torch_written, allowed, device)
+        if node.target == "call_torchbind":
+            raise SpecMismatchError(_torchbind_refusal(label))
+        cache = _Facts()
+        _, schema = _op(label, node, cache)
+        exported = cache.export_schema(label, node)
+        given = _given(label, node, schema, exported)
+        return _layout(label, node, schema, exported, given, torch_written, None)
     except ExternSpecError as exc:
         exc.node = index
         raise
 
 
-def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
-          allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
-    label = _label(index, node)
-    target = node.node.target
-    if target == "call_torchbind":
-        raise SpecMismatchError(f"{label}: torchbind method calls run in the C++ executor only: this executor has "
-                                "no torchbind objects to call them on (es.cpp.AOTIRunner runs them, with "
-                                "custom_objects or load_custom_objects=True)")
+def _torchbind_refusal(label: str) -> str:
+    return (f"{label}: torchbind method calls run in the C++ executor only: this executor has no torchbind objects "
+            "to call them on (es.cpp.AOTIRunner runs them, with custom_objects or load_custom_objects=True)")
+
+
+def _op(label: str, node: Node, cache: _Facts) -> tuple[torch._ops.OpOverload, _SchemaFacts]:
     try:
-        op, schema = cache.op(target)
+        split_target(node.target)
+    except ValueError as exc:  # no op, custom or not, is named so: no hint
+        raise SpecMismatchError(f"{label}: {exc}") from None
+    try:
+        return cache.op(node.target)
     except LookupError as exc:
         hint = (" (a torch.library.custom_op: define it in Python before loading)"
-                if node.node.metadata.get(CUSTOM_OP_KEY) == "1" else "")
+                if node.metadata.get(CUSTOM_OP_KEY) == "1" else "")
         raise SpecMismatchError(f"{label}: {exc}{hint}") from None
+
+
+def _plan_node(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
+               allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
+    """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
+    try:
+        return _plan(_label(index, node.name, node.node.target), node.node, cache, torch_written, allowed, device)
+    except ExternSpecError as exc:
+        exc.node = index
+        raise
+
+
+def _plan(label: str, node: Node, cache: _Facts, torch_written: bool,
+          allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
+    """The layout, then what a call needs besides: the op policy's verdict, the static values
+    decoded, and each dynamic argument's place in the op's positional or keyword arguments."""
+    if node.target == "call_torchbind":
+        raise SpecMismatchError(_torchbind_refusal(label))
+    op, schema = _op(label, node, cache)
     qualified = f"{op._schema.name}.{op._overloadname}"
     reason = op_policy.denial(qualified, allow_ops)
     if reason is not None:
         raise SpecMismatchError(op_policy.denied_message(label, qualified, reason))
     exported = cache.export_schema(label, node)
-    exported_args = exported.by_name if exported is not None else {}
+    given = _given(label, node, schema, exported)
+    _check_guards(label, qualified, schema, given)
+    layout = _layout(label, node, schema, exported, given, torch_written, device)
 
+    pos: list[Any] = []
+    pos_default: list[bool] = []
+    kwargs: dict[str, Any] = {}
+    fills: list[_Fill] = []
+    fill_names: list[str] = []
+    by_keyword = False  # once an argument is omitted, later positional ones go by keyword
+    for p, placed in zip(schema.params, layout.args, strict=True):
+        if placed.arg is None:
+            by_keyword = by_keyword or not p.kwarg_only
+            continue
+        positional = not p.kwarg_only and not by_keyword
+        key: Any = len(pos) if positional else p.name
+        value = placed.value
+        is_default = False
+        if placed.read >= 0:
+            fills.append(_Fill(positional, key, placed.read, placed.start, placed.stop, placed.pattern))
+            fill_names.append(p.name)
+        else:
+            # A device equal to the op's default still passes: the runtime device replaces it.
+            is_default = (p.default_arg is not None and same_argument(placed.arg, p.default_arg)
+                          and not (device is not None and placed.arg.type == "as_device"))
+        if positional:
+            pos.append(value)
+            pos_default.append(is_default)
+        elif not is_default:
+            # Keywords cost a few µs per call: one that restates the op's own default is left out.
+            kwargs[p.name] = value
+    while pos_default and pos_default[-1]:  # likewise trailing positional defaults
+        pos_default.pop()
+        pos.pop()
+
+    outputs = layout.outputs
+    return CallPlan(
+        op=op, call=op._op, label=label, pos=pos, kwargs=kwargs, fills=tuple(fills), fill_names=tuple(fill_names),
+        num_ints=layout.int_inputs + layout.int_outputs, num_tensors=layout.tensor_inputs + layout.tensor_outputs,
+        layout=layout, single_return=len(schema.returns) == 1,
+        single_tensor_slot=outputs[0].slot if len(outputs) == 1 and outputs[0].kind == _OUT_TENSOR else -1,
+    )
+
+
+def _layout(label: str, node: Node, schema: _SchemaFacts, exported: _SchemaFacts | None,
+            given: dict[str, Argument], torch_written: bool, device: torch.device | None) -> NodeLayout:
+    """The layout of `node`, whose inputs by name are `given` (`_given`)."""
+    exported_args = exported.by_name if exported is not None else {}
+    wrapped = set(filter(None, node.metadata.get(WRAPPED_NUMBERS_KEY, "").split(",")))
+    args: list[ArgLayout] = []
+    n_tensors = n_ints = 0
+    for p in schema.params:
+        arg = given.get(p.name)
+        if arg is None:
+            _check_omitted(label, p, exported_args.get(p.name))
+            if not (torch_written and p.kwarg_only):
+                args.append(ArgLayout(p.name, "default", given=False, arg=None))
+                continue
+        written = arg if arg is not None else _passed_default(label, p)
+        _check_member(label, p, written, exported_args.get(p.name))
+        placed = _place(p, written, arg is not None, p.name in wrapped, n_tensors, n_ints)
+        if placed.kind == "static":
+            placed = dataclasses.replace(placed, value=_static_value(label, p, written, device))
+        args.append(placed)
+        if placed.kind == "tensor":
+            n_tensors = placed.stop
+        elif placed.kind == "int":
+            n_ints = placed.stop
+    outputs, n_out_tensors, n_out_ints = _place_outputs(label, schema, exported, node, n_tensors, n_ints)
+    return NodeLayout(args=tuple(args), outputs=outputs, int_inputs=n_ints, tensor_inputs=n_tensors,
+                      int_outputs=n_out_ints, tensor_outputs=n_out_tensors)
+
+
+def _given(label: str, node: Node, schema: _SchemaFacts, exported: _SchemaFacts | None) -> dict[str, Argument]:
+    """The node's inputs by name, each checked to be in the runtime schema, once, in schema order."""
+    exported_args = exported.by_name if exported is not None else {}
     params = schema.params
     position = schema.position
     given: dict[str, Argument] = {}
     last = -1
-    for named in node.node.inputs:
+    for named in node.inputs:
         name = named.name
         if name in given:
             raise SpecMismatchError(f"{label}: argument `{name}` is given twice")
@@ -458,56 +622,30 @@ def _plan(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool
                 f"the op schema; the flat arrays are laid out in schema order, so this spec is ambiguous")
         last = position[name]
         given[name] = named.arg
-    _check_guards(label, qualified, schema, given)
+    return given
 
-    wrapped = set(filter(None, node.node.metadata.get(WRAPPED_NUMBERS_KEY, "").split(",")))
-    pos: list[Any] = []
-    pos_default: list[bool] = []
-    kwargs: dict[str, Any] = {}
-    fills: list[_Fill] = []
-    fill_names: list[str] = []
-    n_tensors = n_ints = 0
-    keyword_from = None  # once an argument is omitted, later positional ones go by keyword
-    for i, p in enumerate(params):
-        at = p.at
-        positional = not p.kwarg_only and keyword_from is None
-        arg = given.get(p.name)
-        if arg is None:
-            _check_omitted(label, p, exported_args.get(p.name))
-            if torch_written and p.kwarg_only:
-                arg = _passed_default(label, p)  # torch's wrapper passes it: read it like a given one
-            else:
-                if not p.kwarg_only and keyword_from is None:
-                    keyword_from = i
-                continue
-        _check_member(label, p, arg, exported_args.get(p.name))
-        key: Any = len(pos) if positional else p.name
-        value, fill, n_tensors, n_ints = _static_or_fill(label, p, at, arg, positional, key, n_tensors, n_ints,
-                                                         p.name in wrapped, device)
-        # A device equal to the op's default still passes: the runtime device replaces it.
-        is_default = (fill is None and p.default_arg is not None and same_argument(arg, p.default_arg)
-                      and not (device is not None and arg.type == "as_device"))
-        if fill is not None:
-            fills.append(fill)
-            fill_names.append(p.name)
-        if positional:
-            pos.append(value)
-            pos_default.append(is_default)
-        elif not is_default:
-            # Keywords cost a few µs per call: one that restates the op's own default is left out.
-            kwargs[p.name] = value
-    while pos_default and pos_default[-1]:  # likewise trailing positional defaults
-        pos_default.pop()
-        pos.pop()
 
-    outputs, n_out_tensors, out_ints = _plan_outputs(label, schema, exported, node, n_tensors, n_ints)
-    return CallPlan(
-        op=op, call=op._op, label=label, pos=pos, kwargs=kwargs, fills=tuple(fills), fill_names=tuple(fill_names),
-        num_ints=n_ints + len(out_ints), num_tensors=n_tensors + n_out_tensors,
-        num_input_tensors=n_tensors, num_input_ints=n_ints, outputs=tuple(outputs),
-        single_return=len(schema.returns) == 1,
-        single_tensor_slot=outputs[0][1] if len(outputs) == 1 and outputs[0][0] == _OUT_TENSOR else -1,
-    )
+def _place(p: _Param, arg: Argument, given: bool, wrapped: bool, n_tensors: int, n_ints: int) -> ArgLayout:
+    """Argument `p`, written as `arg`, placed after `n_tensors` tensor and `n_ints` int slots."""
+    member = arg.type
+    kind = slot_kind(p.at, member)
+    if kind == "tensor":
+        pattern: tuple[bool, ...] = ()
+        if member == "as_tensor":
+            read, n = (_WRAPPED if wrapped else _TENSOR), 1
+        elif member == "as_tensors":
+            read, n = _TENSORS, len(arg.unwrap("as_tensors"))
+        else:
+            pattern = tuple(item.type == "as_tensor" for item in arg.unwrap("as_optional_tensors"))
+            read, n = _OPT_TENSORS, sum(pattern)
+        return ArgLayout(p.name, kind, given, arg, start=n_tensors, stop=n_tensors + n, read=read, pattern=pattern)
+    if kind == "int":
+        if member in ("as_int", "as_sym_int"):
+            read, n = _INT, 1
+        else:
+            read, n = _INTS, len(arg.unwrap("as_ints") if member == "as_ints" else arg.unwrap("as_sym_ints"))
+        return ArgLayout(p.name, kind, given, arg, start=n_ints, stop=n_ints + n, read=read)
+    return ArgLayout(p.name, kind, given, arg)
 
 
 def _check_guards(label: str, qualified: str, schema: _SchemaFacts, given: dict[str, Argument]) -> None:
@@ -570,40 +708,20 @@ def _check_member(label: str, p: _Param, arg: Argument, exported: _Param | None)
         f"{label}: argument `{p.name}` is `{member}` in the spec ({was}runtime type `{at}` accepts {want})")
 
 
-def _static_or_fill(label: str, p: _Param, at: ArgType, arg: Argument, positional: bool, key: Any,
-                    n_tensors: int, n_ints: int, wrapped: bool,
-                    device: torch.device | None) -> tuple[Any, _Fill | None, int, int]:
+def _static_value(label: str, p: _Param, arg: Argument, device: torch.device | None) -> Any:
+    """The Python value of a static argument, as the op is called with it."""
     member = arg.type
-    kind = slot_kind(at, member)
-    if member == "as_int" and kind == "static":
-        # torch-written enum default in c10 numbering: static, never a slot.
-        try:
-            return torch_types.enum_from_c10(at.base, arg.unwrap("as_int")), None, n_tensors, n_ints
-        except UnsupportedError as exc:
-            raise SpecMismatchError(f"{label}: argument `{p.name}` (as_int, c10 {at.base}): {exc}") from None
-    if kind == "tensor":
-        if member == "as_tensor":
-            fill = _WRAPPED if wrapped else _TENSOR
-            return None, _Fill(positional, key, fill, n_tensors, n_tensors + 1), n_tensors + 1, n_ints
-        if member == "as_tensors":
-            n = len(arg.unwrap("as_tensors"))
-            return None, _Fill(positional, key, _TENSORS, n_tensors, n_tensors + n), n_tensors + n, n_ints
-        pattern = tuple(item.type == "as_tensor" for item in arg.unwrap("as_optional_tensors"))
-        n = sum(pattern)
-        return None, _Fill(positional, key, _OPT_TENSORS, n_tensors, n_tensors + n, pattern), n_tensors + n, n_ints
-    if kind == "int":
-        if member in ("as_int", "as_sym_int"):
-            return None, _Fill(positional, key, _INT, n_ints, n_ints + 1), n_tensors, n_ints + 1
-        values = arg.unwrap("as_ints") if member == "as_ints" else arg.unwrap("as_sym_ints")
-        n = len(values)
-        return None, _Fill(positional, key, _INTS, n_ints, n_ints + n), n_tensors, n_ints + n
+    c10_enum = member == "as_int"  # a torch-written enum default, in c10 numbering (int ones take a slot)
     try:
-        return _static_value(member, arg.value, device), None, n_tensors, n_ints
+        if c10_enum:
+            return torch_types.enum_from_c10(p.at.base, arg.unwrap("as_int"))
+        return _decode_static(member, arg.value, device)
     except UnsupportedError as exc:
-        raise SpecMismatchError(f"{label}: argument `{p.name}` ({member}): {exc}") from None
+        what = f"as_int, c10 {p.at.base}" if c10_enum else member
+        raise SpecMismatchError(f"{label}: argument `{p.name}` ({what}): {exc}") from None
 
 
-def _static_value(member: str, v: Any, device: torch.device | None) -> Any:
+def _decode_static(member: str, v: Any, device: torch.device | None) -> Any:
     if member == "as_none":
         return None
     if member in ("as_float", "as_floats", "as_bool", "as_bools", "as_string", "as_strings"):
@@ -625,10 +743,12 @@ _RETURN_KIND = {"as_tensor": _OUT_TENSOR, "as_tensors": _OUT_TENSORS, "as_option
                 "as_none": _OUT_NONE, "as_int": _OUT_INT}
 
 
-def _plan_outputs(label: str, schema: _SchemaFacts, exported: _SchemaFacts | None, node: ExternKernelNode,
-                  t0: int, i0: int) -> tuple[list[tuple[int, int, int]], int, list[int]]:
+def _place_outputs(label: str, schema: _SchemaFacts, exported: _SchemaFacts | None, node: Node,
+                   t0: int, i0: int) -> tuple[tuple[OutputSlots, ...], int, int]:
+    """Each return's slots after `t0` input tensors and `i0` input ints, with the tensor and int
+    slots the returns take."""
     returns = schema.returns
-    outs = node.node.outputs
+    outs = node.outputs
     runtime_types = schema.returns_text
     if exported is not None and exported.returns_text != runtime_types:
         raise SpecMismatchError(
@@ -638,9 +758,8 @@ def _plan_outputs(label: str, schema: _SchemaFacts, exported: _SchemaFacts | Non
         raise SpecMismatchError(
             f"{label}: the spec has {len(outs)} outputs ({', '.join(o.type for o in outs) or 'none'}) but the "
             f"runtime op returns ({runtime_types})")
-    plan: list[tuple[int, int, int]] = []
-    n_tensors = 0
-    ints: list[int] = []
+    placed: list[OutputSlots] = []
+    n_tensors = n_ints = 0
     for i, (at, out) in enumerate(zip(returns, outs, strict=True)):
         want = at.return_member
         if want is None:
@@ -649,20 +768,8 @@ def _plan_outputs(label: str, schema: _SchemaFacts, exported: _SchemaFacts | Non
             raise SpecMismatchError(
                 f"{label}: output {i} is `{out.type}` in the spec, but runtime return type `{at}` is `{want}`")
         kind = _RETURN_KIND[want]
-        if kind == _OUT_TENSOR:
-            plan.append((kind, t0 + n_tensors, 1))
-            n_tensors += 1
-        elif kind == _OUT_TENSORS:
-            n = len(out.unwrap("as_tensors"))
-            plan.append((kind, t0 + n_tensors, n))
-            n_tensors += n
-        elif kind == _OUT_OPT_TENSOR:
-            present = out.unwrap("as_optional_tensor").type == "as_tensor"
-            plan.append((kind, t0 + n_tensors, int(present)))
-            n_tensors += int(present)
-        elif kind == _OUT_INT:
-            plan.append((kind, i0 + len(ints), 0))
-            ints.append(out.unwrap("as_int"))
-        else:
-            plan.append((kind, 0, 0))
-    return plan, n_tensors, ints
+        ints, tensors = return_slots(out)
+        placed.append(OutputSlots(kind, i0 + n_ints if kind == _OUT_INT else t0 + n_tensors, tensors))
+        n_tensors += tensors
+        n_ints += ints
+    return tuple(placed), n_tensors, n_ints

@@ -15,6 +15,8 @@ DIVERGENCES: dict[str, str] = {
     "torchbind_calls": "the C++ executor runs `call_torchbind` nodes (the method looked up among the registered "
                        "classes, its arguments bound like an op's); the Python executor, with no objects to call "
                        "them on, refuses them at load saying so",
+    "default_spelling": "load errors quote an op's default value as each runtime prints it: torch's Python "
+                        "schema (`1.0`) in the Python executor, c10's IValue (`1.`) in the C++ one",
 }
 
 
@@ -40,5 +42,5 @@ def slot_counts(ex: Any, index: int) -> tuple[int, int, int, int]:
     """(input tensors, all tensor slots, input ints, all int slots) of node `index`."""
     if isinstance(ex, es.ProxyExecutor):
         p = ex.plans[index]
-        return p.num_input_tensors, p.num_tensors, p.num_input_ints, p.num_ints
+        return p.layout.tensor_inputs, p.num_tensors, p.layout.int_inputs, p.num_ints
     return tuple(ex._impl.num_slots(index))

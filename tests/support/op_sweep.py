@@ -31,7 +31,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from externspec.runtime import NodeLayout
 
 HANG_SECONDS = 30.0
 HOSTILE_INTS = (0, -1, -3, 4096, 2**20, 2**31, 2**62)
@@ -156,17 +159,9 @@ def _list_cases(hostile: bool) -> list[Case]:
     return out
 
 
-def _int_slots(doc: dict[str, Any], arg: str) -> list[int]:
-    """The int-array slots of argument `arg` (every int argument for ALL) in a node written by
-    node_for (ints are laid out in schema order, one slot per int, one per list item)."""
-    slots, start = [], 0
-    for named in doc["nodes"][0]["node"]["inputs"]:
-        kind, value = next(iter(named["arg"].items()))
-        n = 1 if kind == "as_int" else len(value) if kind == "as_ints" else 0
-        if arg in (ALL, named["name"]):
-            slots += range(start, start + n)
-        start += n
-    return slots
+def _int_slots(layout: NodeLayout, arg: str) -> list[int]:
+    """The int-array slots of argument `arg` (every int argument for ALL), from the executor's layout."""
+    return [k for a in layout.args if a.kind == "int" and arg in (ALL, a.name) for k in range(a.start, a.stop)]
 
 
 def worker(cases: list[Case], progress: Path, allow_all: bool) -> None:
@@ -192,11 +187,11 @@ def worker(cases: list[Case], progress: Path, allow_all: bool) -> None:
             assert doc is not None  # the case lists hold only ops the ABI carries
             try:
                 ex = es.ProxyExecutor(es.loads(json.dumps(doc), es.ExternKernelNodes), allow_ops=allow)
-                plan = ex.plans[0]
-                tensors = [torch.full(SHAPES[rank], 0.5) for _ in range(plan.num_input_tensors)]
-                tensors += [None] * (plan.num_tensors - plan.num_input_tensors)
-                ints = [1] * plan.num_input_ints + [0] * (plan.num_ints - plan.num_input_ints)
-                for k in _int_slots(doc, arg) if arg else ():
+                layout = ex.plans[0].layout
+                tensors = [torch.full(SHAPES[rank], 0.5) for _ in range(layout.tensor_inputs)]
+                tensors += [None] * layout.tensor_outputs
+                ints = [1] * layout.int_inputs + [0] * layout.int_outputs
+                for k in _int_slots(layout, arg) if arg else ():
                     ints[k] = value
                 ex.call_function(0, ints, tensors)
             except Exception:  # the kernel refusing the arrays is fine; only a dead worker is not

@@ -41,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
     import externspec as es
     from externspec.runtime import op_namespaces
 
-    from . import _slots
+    from . import _ops
     from .inspect import namespaces_text
 
-    if not _slots.register_ops(args.load, "check-spec"):
+    if not _ops.register_ops(args.load, "check-spec"):
         return 1 if reporter.text else reporter.fail_all(args.files, "setup",
                                                          "the ops given with --load did not load (see stderr)")
     for path in args.files:
@@ -72,18 +72,17 @@ def run(args: argparse.Namespace) -> int:
                 result.fields["documents"].append({
                     "source": source.label,
                     "schema_version": f"{version.major}.{version.minor}" if version else None,
-                    "nodes": [{"label": plan.label, "int_inputs": plan.num_input_ints,
-                               "int_outputs": plan.num_ints - plan.num_input_ints,
-                               "tensor_inputs": plan.num_input_tensors,
-                               "tensor_outputs": plan.num_tensors - plan.num_input_tensors}
+                    "nodes": [{"label": plan.label, "int_inputs": plan.layout.int_inputs,
+                               "int_outputs": plan.layout.int_outputs, "tensor_inputs": plan.layout.tensor_inputs,
+                               "tensor_outputs": plan.layout.tensor_outputs}
                               for plan in executor.plans]})
                 if not reporter.text:
                     continue
                 print(f"{source.label}: {len(executor)} nodes, {origin}: every node matches its op")
                 for plan in executor.plans:
-                    print(f"  {plan.label}: ints {plan.num_input_ints} in + "
-                          f"{plan.num_ints - plan.num_input_ints} returned, tensors {plan.num_input_tensors} in + "
-                          f"{plan.num_tensors - plan.num_input_tensors} out")
+                    layout = plan.layout
+                    print(f"  {plan.label}: ints {layout.int_inputs} in + {layout.int_outputs} returned, "
+                          f"tensors {layout.tensor_inputs} in + {layout.tensor_outputs} out")
         except (es.ExternSpecError, docs.InputError) as exc:
             result.errors += problems_of(exc, label=label, file=path)
             if reporter.text:

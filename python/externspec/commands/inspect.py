@@ -9,7 +9,7 @@ import enum
 import json
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -17,9 +17,12 @@ import externspec as es
 from externspec._modelbase import Union as UnionModel
 
 from . import _documents as docs
-from . import _slots
+from . import _ops
 from ._report import FileResult, Reporter, add_format_arguments, problems_of
 from ._terminal import Painter, table, terminal_width
+
+if TYPE_CHECKING:
+    from externspec.runtime import ArgLayout, NodeLayout
 
 NAME = "inspect"
 HELP = "show the nodes of a document (index, target, arguments, slot counts) and its schema version"
@@ -40,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not _slots.register_ops(args.load, "inspect"):
+    if not _ops.register_ops(args.load, "inspect"):
         return 1
     reporter = Reporter(args.output_format)
     paint = Painter(sys.stdout)
@@ -78,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
                       f"{'s' if len(doc['nodes']) != 1 else ''}")
                 print()
                 print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
+                for node in doc["nodes"]:
+                    if node["slots_refused"]:
+                        print(node["slots_refused"])
                 if "namespaces" in doc:
                     print(namespaces_text(doc["namespaces"]))
     return reporter.finish()
@@ -99,19 +105,22 @@ def _nodes(model: BaseModel) -> list[tuple[str | None, es.Node]] | None:
 def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, Any]:
     """The machine-readable form of one document (an entry of `--format json`'s `documents`):
     argument values as their wire JSON (`value`) and as the table shows them (`text`), slots as
-    `{"kind", "count"}` (None where torch lacks the op)."""
+    `{"kind", "count"}` from the executors' own layout (`runtime.node_layout`; None where the
+    executors refuse the node, `slots_refused` saying why)."""
+    # Only an extern-kernel file without schema_version is torch-written: its wrapper passes
+    # omitted kwarg-only defaults in the arrays (docs/torch-compat.md).
+    torch_written = isinstance(model, es.ExternKernelNodes) and model.schema_version is None
     nodes = []
     for index, (name, node) in enumerate(_nodes(model) or []):
-        counted = _slots.node_slots(node) if slots else None
-        per_input = counted[1] if counted else [None] * len(node.inputs)
-        inputs = [
-            {"name": a.name, "member": a.arg.type, "value": wire_value(a.arg), "text": value_text(a.arg.value),
-             "slots": {"kind": s.kind, "count": s.count} if s else None}
-            for a, s in zip(node.inputs, per_input, strict=True)
-        ]
+        layout, refused = _layout(index, name, node, torch_written) if slots else (None, None)
+        placed = {a.name: a for a in layout.args} if layout else {}
+        inputs = [_argument(a.name, a.arg, placed.get(a.name)) for a in node.inputs]
+        # Omitted arguments that still take slots: torch-written kwarg-only defaults.
+        passed = [_argument(a.name, a.arg, a) for a in placed.values() if not a.given and a.arg and a.count]
         outputs = [{"member": o.type, "value": wire_value(o), "text": value_text(o.value)} for o in node.outputs]
         nodes.append({"index": index, "name": name, "target": node.target, "inputs": inputs,
-                      "outputs": outputs, "slots": counted[0].as_dict() if counted else None})
+                      "passed_defaults": passed, "outputs": outputs, "slots": _counts(layout) if layout else None,
+                      "slots_refused": refused})
     out = {
         "source": label,
         "type": type(model).__name__,
@@ -126,6 +135,36 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
     return out
 
 
+def _layout(index: int, name: str | None, node: es.Node, torch_written: bool) -> tuple[NodeLayout | None, str | None]:
+    """(the node's layout, None), or (None, why the executors refuse it)."""
+    from externspec.runtime import node_layout  # imports torch
+
+    try:
+        return node_layout(node, torch_written=torch_written, index=index, name=name), None
+    except es.SpecMismatchError as exc:
+        return None, str(exc)
+
+
+def _argument(name: str, arg: UnionModel, placed: ArgLayout | None) -> dict[str, Any]:
+    return {"name": name, "member": arg.type, "value": wire_value(arg), "text": value_text(arg.value),
+            "slots": {"kind": placed.kind, "count": placed.count} if placed else None}
+
+
+def _counts(layout: NodeLayout) -> dict[str, int]:
+    return {"static": layout.static, "int_inputs": layout.int_inputs, "tensor_inputs": layout.tensor_inputs,
+            "int_outputs": layout.int_outputs, "tensor_outputs": layout.tensor_outputs}
+
+
+def _slots_text(slots: dict[str, Any] | None) -> str:
+    """`tensor`, `3 ints`, `static`, `default`, or nothing where the node has no layout."""
+    if slots is None:
+        return ""
+    kind, count = slots["kind"], slots["count"]
+    if kind in ("tensor", "int"):
+        return kind if count == 1 else f"{count} {kind}s"
+    return str(kind)
+
+
 def namespaces_text(namespaces: dict[str, bool]) -> str:
     """`op namespaces: aten (registered), my_ops (not registered)` (also check-spec's line)."""
     listed = ", ".join(f"{ns} ({'registered' if ok else 'not registered'})" for ns, ok in namespaces.items())
@@ -137,8 +176,9 @@ def _rows(nodes: list[dict[str, Any]]) -> list[list[str]]:
     rows = []
     for node in nodes:
         summary = _node_summary(node)
-        lines = [[a["name"], a["member"], a["text"], _slots.ArgSlots(**a["slots"]).text() if a["slots"] else ""]
-                 for a in node["inputs"]]
+        lines = [[a["name"], a["member"], a["text"], _slots_text(a["slots"])] for a in node["inputs"]]
+        lines += [[a["name"], f"{a['member']} (default)", a["text"], _slots_text(a["slots"])]
+                  for a in node["passed_defaults"]]
         lines += [[f"-> {i}", o["member"], o["text"], ""] for i, o in enumerate(node["outputs"])]
         if not lines:
             lines = [["", "", "", ""]]
@@ -153,7 +193,7 @@ def _rows(nodes: list[dict[str, Any]]) -> list[list[str]]:
 def _node_summary(node: dict[str, Any]) -> str:
     s = node["slots"]
     if s is None:
-        return "  slots: op not in torch"
+        return "  slots: refused (see below)" if node["slots_refused"] else ""
     return (f"  static {s['static']} · ints {s['int_inputs']}+{s['int_outputs']}"
             f" · tensors {s['tensor_inputs']}+{s['tensor_outputs']}")
 

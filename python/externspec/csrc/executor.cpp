@@ -89,20 +89,39 @@ bool namespace_registered(std::string_view ns) {
   return false;
 }
 
-// `ns::op` or `ns::op.overload` -> its OperatorHandle. Only a registry lookup: the parts must be
-// identifiers, and nothing is loaded or evaluated. Throws SpecMismatchError (with `why`).
-c10::OperatorHandle resolve_op(const std::string& label, const std::string& target, bool custom_op) {
-  auto sep = target.find("::");
-  std::string_view ns, rest, name, overload;
-  if (sep != std::string::npos) {
-    ns = std::string_view(target).substr(0, sep);
-    rest = std::string_view(target).substr(sep + 2);
+// A target's parts by abi.split_target's grammar (python/externspec/abi.py): `ns::op`,
+// `ns::op.overload` or `torch.ops.ns.op.overload`, each part an identifier and not a dunder.
+// tests/test_op_lookup.py runs this parser and the Python one over the same targets.
+bool split_target(std::string_view target, std::string_view& ns, std::string_view& name,
+                  std::string_view& overload) {
+  constexpr std::string_view kTorchOps = "torch.ops.";
+  constexpr auto npos = std::string_view::npos;
+  if (target.substr(0, kTorchOps.size()) == kTorchOps) {
+    auto rest = target.substr(kTorchOps.size());
+    auto first = rest.find('.');
+    auto second = first == npos ? npos : rest.find('.', first + 1);
+    if (second == npos || rest.find('.', second + 1) != npos) return false;
+    ns = rest.substr(0, first);
+    name = rest.substr(first + 1, second - first - 1);
+    overload = rest.substr(second + 1);
+  } else {
+    auto sep = target.find("::");
+    if (sep == npos) return false;
+    ns = target.substr(0, sep);
+    auto rest = target.substr(sep + 2);
     auto dot = rest.find('.');
     name = rest.substr(0, dot);
-    overload = dot == std::string_view::npos ? std::string_view("default") : rest.substr(dot + 1);
-    if (overload.empty()) overload = "default";
+    overload = dot == npos ? std::string_view("default") : rest.substr(dot + 1);
   }
-  if (sep == std::string::npos || !is_identifier(ns) || !is_identifier(name) || !is_identifier(overload))
+  auto part = [](std::string_view s) { return is_identifier(s) && s.substr(0, 2) != "__"; };
+  return part(ns) && part(name) && part(overload);
+}
+
+// A target -> its OperatorHandle. Only a registry lookup: the parts must be identifiers, and
+// nothing is loaded or evaluated. Throws SpecMismatchError (with `why`).
+c10::OperatorHandle resolve_op(const std::string& label, const std::string& target, bool custom_op) {
+  std::string_view ns, name, overload;
+  if (!split_target(target, ns, name, overload))
     throw SpecMismatchError(label + ": `" + target + "` is not of the form ns::op or ns::op.overload");
   c10::OperatorName op_name(std::string(ns) + "::" + std::string(name),
                             overload == "default" ? std::string() : std::string(overload));
