@@ -134,8 +134,14 @@ def _cmake_build(cmake: str, build_dir: Path, extra_cflags: Sequence[str], extra
     print(f"externspec: building es.cpp from {SOURCE_ROOT} (CMakeLists.txt) against torch {torch.__version__} into "
           f"{build_dir} (once per source change; a few minutes)...", file=sys.stderr, flush=True)
     start = time.monotonic()
+    # What a failed or killed build left is removed: its CMakeCache.txt may name another checkout's
+    # sources (checkouts with equal sources share the folder).
+    for left in build_dir.iterdir():
+        if left.is_dir():
+            shutil.rmtree(left)
+        elif left.name != "lock":
+            left.unlink()
     log = build_dir / "build.log"
-    log.unlink(missing_ok=True)
     ldflags = " ".join(extra_ldflags)
     _run_logged([cmake, "-S", str(SOURCE_ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
                  "-DEXTERNSPEC_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
