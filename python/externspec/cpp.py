@@ -107,9 +107,6 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -
     message = _torch_support.refusal(torch.__version__, _torch_support.requirement())
     if message is not None:
         raise ExternSpecError(f"cannot build es.cpp: {message}")
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        raise ExternSpecError("cannot build es.cpp: CMake (3.18 or newer) is not on PATH (pip install cmake)")
     build_dir = cache_dir() / "cpp" / f"externspec_cpp_{_source_hash([*extra_cflags, '|', *extra_ldflags])}"
     library = build_dir / f"_cpp{sysconfig.get_config_var('EXT_SUFFIX')}"
     built = build_dir / "built"  # written once the library is complete
@@ -118,7 +115,7 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -
         with (build_dir / "lock").open("w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not built.exists():
-                _cmake_build(cmake, build_dir, extra_cflags, extra_ldflags)
+                _cmake_build(build_dir, extra_cflags, extra_ldflags)
                 built.touch()
     # Import the library directly (no CMake run). Its RUNPATH finds libexternspec_runtime.so beside it.
     spec = importlib.util.spec_from_file_location("_cpp", library)
@@ -128,9 +125,12 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -
     return module
 
 
-def _cmake_build(cmake: str, build_dir: Path, extra_cflags: Sequence[str], extra_ldflags: Sequence[str]) -> None:
+def _cmake_build(build_dir: Path, extra_cflags: Sequence[str], extra_ldflags: Sequence[str]) -> None:
     from torch.utils import cmake_prefix_path
 
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        raise ExternSpecError("cannot build es.cpp: CMake (3.18 or newer) is not on PATH (pip install cmake)")
     print(f"externspec: building es.cpp from {SOURCE_ROOT} (CMakeLists.txt) against torch {torch.__version__} into "
           f"{build_dir} (once per source change; a few minutes)...", file=sys.stderr, flush=True)
     start = time.monotonic()
