@@ -22,9 +22,10 @@ setup: $(STAMP) ## create .venv with the pinned tools and install externspec (ed
 setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1 (CI runs a subset of the tests there)
 	$(MAKE) setup VENV=$(VENV_TORCH214)
 
-# Debian packages: the C++ JSON backends (header-only nlohmann = default, simdjson = fast), and
-# clang with its sanitizer/libFuzzer runtime for the decoder's and executor's fuzz tests.
-CPP_DEB_PACKAGES := nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev
+# Debian packages: CMake (es.cpp's build, CMakeLists.txt), the C++ JSON backends (header-only
+# nlohmann = default, simdjson = fast), and clang with its sanitizer/libFuzzer runtime for the
+# decoder's and executor's fuzz tests.
+CPP_DEB_PACKAGES := cmake nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev
 
 $(STAMP): requirements-dev.txt pyproject.toml
 	@missing=$$(for p in $(CPP_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -28,13 +28,13 @@ from pathlib import Path
 import torch
 
 from externspec._cache import cache_dir
-from externspec._cppbuild import COMPILER, build
 from externspec.cpp_include import compile_flags, link_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script too, not only through benchmarks/run.py
 
 from benchmarks.gen_program import make_exported_program_json  # noqa: E402
+from tests.support.cppbuild import COMPILER, build  # noqa: E402
 
 CACHE = cache_dir() / "bench"
 SOURCE = Path(__file__).with_name("cpp") / "bench_decode.cpp"

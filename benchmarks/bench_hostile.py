@@ -279,8 +279,8 @@ def _child_env() -> dict[str, str]:
 
 def _peak_rss_program(variant: str) -> Path:
     from externspec._cache import cache_dir
-    from externspec._cppbuild import build
     from externspec.cpp_include import compile_flags, link_flags
+    from tests.support.cppbuild import build
 
     source = ROOT / "benchmarks" / "cpp" / "peak_rss.cpp"
     if variant == "torch":

@@ -1,4 +1,4 @@
-"""C++ emitter: IR -> python/externspec/include/externspec/*.h.
+"""C++ emitter: IR -> python/externspec/include/externspec/externspec.h.
 
 A pure function of the IR: `emit(schema)` returns {file name: text}, byte-deterministic.
 
@@ -7,12 +7,12 @@ A pure function of the IR: `emit(schema)` returns {file name: text}, byte-determ
   constants, and the codec as data: a constexpr field table per struct (JSON name, member pointer,
   required/optional/defaulted, omit-if-null) and a name per union. It includes the
   schema-independent `runtime.h` first and the default JSON backend last.
-* `runtime.h`, `backend_nlohmann.h`, `backend_simdjson.h`: hand-written C++ kept in codegen/cpp/
-  and emitted with the banner, so the shipped headers are one consistent set. The container codecs,
-  the engine that decodes and encodes structs, unions and enums by their tables (written against a
-  backend-neutral `Value` concept), the version policy and the public `decode`/`encode`
-  (codegen/cpp/*.inc.h) are spliced into externspec.h where the generated declarations they need
-  are visible.
+* The hand-written headers beside it (include/externspec/: `runtime.h`, `backend_*.h` and the
+  `detail/` parts of externspec.h) are edited where they ship. externspec.h `#include`s the
+  `detail/` headers where the generated declarations they need are visible: the container codecs
+  and the engine that decodes and encodes structs, unions and enums by their tables (written
+  against a backend-neutral `Value` concept) after the codec's forward declarations, the version
+  policy after the constants, then the public `decode`/`encode` and separate compilation.
 
 Recursion: containers (std::vector, OrderedMap) hold incomplete types, so only values held by value
 need ordering. A struct-typed field inside a recursive group is boxed (`Box<Graph>` in
@@ -22,13 +22,8 @@ uses are ordered topologically.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from . import ir
 from .naming import banner, boxed_fields, definition_order, ident
-
-_CPP_DIR = Path(__file__).with_name("cpp")
-STATIC_FILES = ("runtime.h", "backend_nlohmann.h", "backend_simdjson.h")
 
 _BASE = {
     "bool": "bool",
@@ -204,7 +199,7 @@ def _presence(f: ir.Field) -> str:
 
 
 def _emit_struct_codec(s: ir.Struct) -> list[str]:
-    """The struct's field table; the engine (codegen/cpp/codec.inc.h) decodes and encodes by it."""
+    """The struct's field table; the engine (detail/codec.h) decodes and encodes by it."""
     rows = []
     for f in s.fields:
         row = f"{_string_literal(f.name)}, Presence::{_presence(f)}, slot<Op, &{s.name}::{ident(f.name)}>"
@@ -355,7 +350,9 @@ def emit_header(schema: ir.Schema) -> str:
     out += _emit_consts(schema)
     out += ["", "namespace detail {", ""]
     out += _emit_forward_decls(order)
-    out += ["", *_spliced("containers.inc.h"), "", *_spliced("codec.inc.h"), ""]
+    out += ["", "}  // namespace detail", "}  // namespace externspec", "",
+            '#include "detail/containers.h"', '#include "detail/codec.h"', "",
+            "namespace externspec {", "namespace detail {", ""]
     for t in order:
         if isinstance(t, ir.Enum):
             out += _emit_enum_codec(t)
@@ -365,16 +362,16 @@ def emit_header(schema: ir.Schema) -> str:
             out += _emit_struct_codec(t)
     out += ["}  // namespace detail", "}  // namespace externspec", ""]
     out += _emit_version_policies(schema)
-    out += [*_spliced("api.inc.h"), ""]
+    out += ['#include "detail/api.h"', ""]
     out += _emit_codec_types(schema)
-    out += [*_spliced("separate_codec.inc.h"), ""]
+    out += ['#include "detail/separate_codec.h"', ""]
     return "\n".join(out)
 
 
 def _emit_codec_types(schema: ir.Schema) -> list[str]:
     """`EXTERNSPEC_CODEC_TYPES(X)`: X(T) for every type `decode<T>` and `encode` accept (the enums,
     structs and unions), which separate compilation instantiates once
-    (codegen/cpp/separate_codec.inc.h)."""
+    (detail/separate_codec.h)."""
     out = ["// Every type decode<T> and encode() accept, for separate compilation of the codec.",
            "#define EXTERNSPEC_CODEC_TYPES(X) \\"]
     lines = [f"  X({t.name})" for t in schema.types]
@@ -382,7 +379,7 @@ def _emit_codec_types(schema: ir.Schema) -> list[str]:
     return [*out, ""]
 
 
-# The C++ template of each version policy (codegen/cpp/version.inc.h), by ir.VERSION_POLICIES name.
+# The C++ template of each version policy (detail/version.h), by ir.VERSION_POLICIES name.
 _POLICY_TEMPLATES = {
     "externspec": "ExternspecVersioned<{name}>",
     "torch_export": "TorchExportVersioned<{name}, TORCH_EXPORT_SCHEMA_MAJOR>",
@@ -394,27 +391,13 @@ def _emit_version_policies(schema: ir.Schema) -> list[str]:
     versioned = [s for s in schema.structs if s.version_policy]
     if not versioned:
         return []
-    out = _spliced("version.inc.h")
-    out += ["", "namespace externspec {", "namespace detail {"]
+    out = ['#include "detail/version.h"', "", "namespace externspec {", "namespace detail {"]
     for s in versioned:
         base = _POLICY_TEMPLATES[s.version_policy or ""].format(name=s.name)
         out.append(f"template <> struct VersionPolicy<{s.name}> : {base} {{}};")
     return [*out, "}  // namespace detail", "}  // namespace externspec", ""]
 
 
-def _spliced(name: str) -> list[str]:
-    """Hand-written C++ (codegen/cpp/) pasted into the generated header at this point."""
-    return (_CPP_DIR / name).read_text(encoding="utf-8").rstrip("\n").splitlines()
-
-
-def _static(schema: ir.Schema, name: str) -> str:
-    text = (_CPP_DIR / name).read_text(encoding="utf-8")
-    return "\n".join([*banner(schema, "//"), text])
-
-
 def emit(schema: ir.Schema) -> dict[str, str]:
     """Every generated C++ header, by name relative to include/externspec/."""
-    files = {"externspec.h": emit_header(schema)}
-    for name in STATIC_FILES:
-        files[name] = _static(schema, name)
-    return files
+    return {"externspec.h": emit_header(schema)}

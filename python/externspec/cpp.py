@@ -3,13 +3,13 @@
 An installed wheel carries the binding prebuilt (`externspec._cpp`, over the runtime library
 `externspec/lib/libexternspec_runtime.so`; CMakeLists.txt) and loads it on first use, not on import,
 so `import externspec` stays light. A source checkout (the editable install of `make setup`) has no
-prebuilt binding: there the C++ sources (python/externspec/csrc/) are built as a torch extension on
-first use, with a message on stderr saying so. That build goes to `<cache>/cpp/<name>/`, where the
-name carries a hash of the sources, the generated headers, the flags and the torch/Python versions:
-any change builds afresh, and an unchanged tree imports the cached library without invoking a
-compiler. `<cache>` is `$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source checkout, else
-`~/.cache/externspec`. `EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's)
-always build from source.
+prebuilt binding: there the first use runs the same CMake build the wheel runs (CMakeLists.txt, the
+one description of csrc/'s sources, flags and CUDA path), with a message on stderr saying so. That
+build goes to `<cache>/cpp/<name>/`, where the name carries a hash of what the build reads (csrc/,
+the headers, CMakeLists.txt and cmake/), the flags and the torch/Python versions: any change builds
+afresh, and an unchanged tree imports the cached library without invoking CMake. `<cache>` is
+`$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source checkout, else `~/.cache/externspec`.
+`EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's) always build from source.
 
 * `ProxyExecutor(spec | path | JSON text, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
@@ -23,10 +23,14 @@ always build from source.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
+import shutil
+import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -41,7 +45,6 @@ from torch.utils import _pytree as pytree
 from . import _torch_support, op_policy
 from ._cache import cache_dir
 from ._generated.models import ExternKernelNodes
-from .cpp_include import get_include
 from .errors import (
     CallError,
     DecodeError,
@@ -56,81 +59,99 @@ from .errors import (
 from .wire import dumps, model_or_document
 
 _HERE = Path(__file__).resolve().parent
-CSRC = _HERE / "csrc"
-INCLUDE = Path(get_include())
-# Lean headers (no <torch/extension.h>): ~3x faster to compile. -O2 as the wrapper code itself.
-CFLAGS = ("-O2", "-fvisibility=hidden")
+# The source tree of a checkout or an sdist: CMakeLists.txt beside python/externspec/.
+SOURCE_ROOT = _HERE.parent.parent
+# What the build reads (pyproject.toml only for checks at configure time: it changes no output).
+_BUILD_INPUTS = ("python/externspec/csrc", "python/externspec/include", "cmake", "CMakeLists.txt")
 
 _lock = threading.Lock()
 _module: ModuleType | None = None
 
 
-def cuda_flags() -> tuple[list[str], list[str], list[str]]:
-    """(cflags, include paths, ldflags) of the runner's CUDA path, as CMakeLists.txt compiles it: with
-    a CUDA build of torch and a CUDA toolkit's headers (`$CUDA_HOME`, else /usr/local/cuda; the pip
-    packages torch depends on lack `crt/`, which `cuda_runtime.h` includes), else nothing (the
-    CPU-only runtime, which refuses device "cuda"). EXTERNSPEC_CPP_CUDA=0 builds without it. No CUDA
-    source is compiled, so torch's CUDA arch list (which needs a visible GPU) is never asked for."""
-    if os.environ.get("EXTERNSPEC_CPP_CUDA", "1") == "0" or torch.version.cuda is None:
-        return [], [], []
-    home = Path(os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda")
-    include = home / "include"
-    if (include / "cuda_runtime_api.h").exists() and (include / "crt" / "host_config.h").exists():
-        return ["-DUSE_CUDA"], [str(include)], ["-lc10_cuda"]
-    print(f"externspec: torch {torch.__version__} is a CUDA build, but {home} has no CUDA toolkit headers (set "
-          "CUDA_HOME): building es.cpp without its CUDA path", file=sys.stderr, flush=True)
-    return [], [], []
-
-
-def _source_hash(extra_cflags: Sequence[str]) -> str:
+def _source_hash(flags: Sequence[str]) -> str:
     h = hashlib.sha256()
-    for path in sorted([*CSRC.glob("*.h"), *CSRC.glob("*.cpp"), *(INCLUDE / "externspec").rglob("*.h"),
-                        *(INCLUDE / "externspec").rglob("*.def")]):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
-    h.update(repr((CFLAGS, tuple(extra_cflags), torch.__version__, sys.version_info[:3])).encode())
+    for relative in _BUILD_INPUTS:
+        top = SOURCE_ROOT / relative
+        for path in sorted([top] if top.is_file() else (p for p in top.rglob("*") if p.is_file())):
+            h.update(str(path.relative_to(SOURCE_ROOT)).encode())
+            h.update(path.read_bytes())
+    h.update(repr((tuple(flags), torch.__version__, sys.version_info[:3])).encode())
     return h.hexdigest()[:16]
 
 
-def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = (), verbose: bool = False) -> ModuleType:
-    """Build (or load from the cache) the extension with extra compiler flags, e.g. ASan's."""
-    from torch.utils import cpp_extension
+def _run_logged(cmd: list[str], log: Path, *, show: bool) -> None:
+    """Run one CMake step, appending its output to `log` (and to stderr when `show`: the build's
+    progress lines); a failure raises ExternSpecError with the tail of its output."""
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"$ {' '.join(cmd)}\n")
+        out.flush()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            if show:
+                print(line, end="", file=sys.stderr, flush=True)
+    if proc.wait() != 0:
+        tail = "".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[-40:])
+        raise ExternSpecError(f"building es.cpp failed ({' '.join(cmd[:2])}); the log is {log}:\n{tail}")
 
-    if not CSRC.is_dir():
-        raise ExternSpecError(f"cannot build es.cpp: its C++ sources are not installed ({CSRC} is missing); "
+
+def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -> ModuleType:
+    """Build (or load from the cache) the binding from source with CMakeLists.txt, with extra
+    compiler and linker flags (e.g. AddressSanitizer's). Parallel builds of one tree (pytest workers,
+    processes of several checkouts sharing the cache) wait for each other on a lock file."""
+    cmakelists = SOURCE_ROOT / "CMakeLists.txt"
+    if not cmakelists.is_file():
+        raise ExternSpecError(f"cannot build es.cpp: its C++ sources are not installed ({cmakelists} is missing); "
                               "building with custom flags needs a source checkout or the sdist")
     message = _torch_support.refusal(torch.__version__, _torch_support.requirement())
     if message is not None:
         raise ExternSpecError(f"cannot build es.cpp: {message}")
-    cuda_cflags, cuda_includes, cuda_ldflags = cuda_flags()
-    extra_cflags, extra_ldflags = [*cuda_cflags, *extra_cflags], [*cuda_ldflags, *extra_ldflags]
-    name = f"externspec_cpp_{_source_hash([*extra_cflags, *cuda_includes, *extra_ldflags])}"
-    build_dir = cache_dir() / "cpp" / name
-    library = build_dir / f"{name}.so"
-    if not library.exists():
+    build_dir = cache_dir() / "cpp" / f"externspec_cpp_{_source_hash([*extra_cflags, '|', *extra_ldflags])}"
+    library = build_dir / f"_cpp{sysconfig.get_config_var('EXT_SUFFIX')}"
+    built = build_dir / "built"  # written once the library is complete
+    if not built.exists():
         build_dir.mkdir(parents=True, exist_ok=True)
-        print(f"externspec: compiling es.cpp's C++ extension from {CSRC} against torch {torch.__version__}"
-              f"{' with its CUDA path' if cuda_cflags else ''} into {build_dir} (once per source change; a few "
-              "minutes)...", file=sys.stderr, flush=True)
-        start = time.monotonic()
-        module = cpp_extension.load(
-            name=name,
-            # Every csrc/*.cpp: the runtime and module.cpp (the binding), as CMakeLists.txt has them.
-            sources=[str(p) for p in sorted(CSRC.glob("*.cpp"))],
-            extra_cflags=[*CFLAGS, *extra_cflags],
-            extra_ldflags=list(extra_ldflags),
-            extra_include_paths=[str(INCLUDE), str(CSRC), *cuda_includes],
-            build_directory=str(build_dir),
-            verbose=verbose,
-        )
-        print(f"externspec: built {library} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
-        return module
-    # Cached: import the library directly (no ninja run, no compiler check).
-    spec = importlib.util.spec_from_file_location(name, library)
+        with (build_dir / "lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not built.exists():
+                _cmake_build(build_dir, extra_cflags, extra_ldflags)
+                built.touch()
+    # Import the library directly (no CMake run). Its RUNPATH finds libexternspec_runtime.so beside it.
+    spec = importlib.util.spec_from_file_location("_cpp", library)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _cmake_build(build_dir: Path, extra_cflags: Sequence[str], extra_ldflags: Sequence[str]) -> None:
+    from torch.utils import cmake_prefix_path
+
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        raise ExternSpecError("cannot build es.cpp: CMake (3.18 or newer) is not on PATH (pip install cmake)")
+    print(f"externspec: building es.cpp from {SOURCE_ROOT} (CMakeLists.txt) against torch {torch.__version__} into "
+          f"{build_dir} (once per source change; a few minutes)...", file=sys.stderr, flush=True)
+    start = time.monotonic()
+    # What a failed or killed build left is removed: its CMakeCache.txt may name another checkout's
+    # sources (checkouts with equal sources share the folder).
+    for left in build_dir.iterdir():
+        if left.is_dir():
+            shutil.rmtree(left)
+        elif left.name != "lock":
+            left.unlink()
+    log = build_dir / "build.log"
+    ldflags = " ".join(extra_ldflags)
+    _run_logged([cmake, "-S", str(SOURCE_ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
+                 "-DEXTERNSPEC_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
+                 f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}", f"-DCMAKE_CXX_FLAGS={' '.join(extra_cflags)}",
+                 f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}", f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
+                log, show=False)
+    # MAX_JOBS as for torch's extension builds; the build's own [n/m] lines are its progress.
+    jobs = os.environ.get("MAX_JOBS") or str(os.cpu_count() or 1)
+    _run_logged([cmake, "--build", str(build_dir), "--target", "externspec_cpp", "--parallel", jobs], log, show=True)
+    print(f"externspec: built {build_dir} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
 
 
 def prebuilt() -> ModuleType | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from externspec._cppbuild import build
 from tests.cpp.harness import BUILDS, CACHE, Harness, harness_flags, harness_sources
+from tests.support.cppbuild import build
 
 
 @pytest.fixture(scope="session", params=BUILDS)

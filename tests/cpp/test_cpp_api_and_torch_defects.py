@@ -10,9 +10,9 @@ import pytest
 import torch
 
 import externspec as es
-from externspec._cppbuild import build
 from externspec.cpp_include import compile_flags
 from tests.cpp.harness import CACHE, ROOT
+from tests.support.cppbuild import build
 
 pytestmark = pytest.mark.slow
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import externspec as es
-from externspec._cppbuild import build
 from tests.cpp import torch_documents
 from tests.cpp.harness import CACHE, ROOT
+from tests.support.cppbuild import build
 
 pytestmark = pytest.mark.slow
 

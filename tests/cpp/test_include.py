@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import externspec as es
-from externspec._cppbuild import COMPILER
 from externspec.cpp_include import compile_flags, link_flags
+from tests.support.cppbuild import COMPILER
 
 README = Path(__file__).parents[2] / "README.md"
 DOCUMENT = '{"nodes":[{"name":"buf0","node":{"target":"aten::relu","inputs":[],"outputs":[],"metadata":{}}}]}'

@@ -16,9 +16,9 @@ import pytest
 
 import externspec as es
 from externspec import wire
-from externspec._cppbuild import build
 from externspec.cpp_include import get_include
 from tests.cpp.harness import BACKENDS, CACHE, HARNESS_SOURCE, Harness, harness_flags
+from tests.support.cppbuild import build
 from tests.support.hostile_inputs import nesting_cases
 
 LOW_BYTES, LOW_DEPTH = 300, 5

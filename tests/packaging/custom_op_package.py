@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from externspec._cache import cache_dir
-from externspec._cppbuild import build
+from tests.support.cppbuild import build
 
 SOURCE = Path(__file__).with_name("my_ops.cpp")
 CACHE = cache_dir() / "aoti"

@@ -1,4 +1,8 @@
-// ---- version policy on load (hand-written: codegen/cpp/version.inc.h; Python: externspec.version) ----
+// The version policy on load (Python: externspec.version).
+// Part of externspec.h, which includes it where the generated declarations it needs are
+// visible; not a header to include on its own.
+#pragma once
+
 namespace externspec {
 namespace detail {
 
@@ -7,7 +11,7 @@ inline std::string version_text(std::int64_t major, std::int64_t minor) {
 }
 
 // The two version policies (docs/versioning.md); the IDL's `version_policy` annotation picks one
-// per document type and the generated `VersionPolicy<T>` specializations below derive from it.
+// per document type and the generated `VersionPolicy<T>` specializations (externspec.h) derive from it.
 
 // version_policy = "externspec": the document carries externspec's own optional schema_version.
 // Without one the file is torch-written (read under 1.0, unknown keys ignored). Same major

@@ -1,4 +1,8 @@
-// ---- the public API (hand-written: codegen/cpp/api.inc.h) ----
+// The public API: decode<T>, encode, DecodeError.
+// Part of externspec.h, which includes it where the generated declarations it needs are
+// visible; not a header to include on its own.
+#pragma once
+
 namespace externspec {
 
 struct NlohmannBackend;

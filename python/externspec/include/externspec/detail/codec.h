@@ -1,5 +1,8 @@
-// ---- the codec of structs, unions and enums (hand-written: codegen/cpp/codec.inc.h) ----
-//
+// The codec of structs, unions and enums: one engine over the generated tables.
+// Part of externspec.h, which includes it where the generated declarations it needs are
+// visible; not a header to include on its own.
+#pragma once
+
 // The generated code declares data: per struct a table of its fields (`Fields<T>`), per union its
 // name (`UnionInfo<U>`; the members are its variant's alternatives, named by U::member_names), per
 // enum its name table (`EnumInfo<E>`). The wire rules live here, once, as Python keeps them in
@@ -8,6 +11,9 @@
 // type-erased objects, reaching each member through the table (a small decoder per field, an
 // encoder per member type), so a schema compiles to a few shared functions rather than one
 // unrolled function per type.
+
+namespace externspec {
+namespace detail {
 
 // How a struct field may be absent from a document.
 enum class Presence : std::uint8_t {
@@ -300,3 +306,6 @@ E decode_enum(const V& v) {
       fail_type("int", v.kind());
   }
 }
+
+}  // namespace detail
+}  // namespace externspec

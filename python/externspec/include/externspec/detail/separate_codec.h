@@ -1,4 +1,8 @@
-// ---- the default backend, or separate compilation (hand-written: codegen/cpp/separate_codec.inc.h) ----
+// The default backend, or separate compilation of the codec.
+// Part of externspec.h, which includes it where the generated declarations it needs are
+// visible; not a header to include on its own.
+#pragma once
+
 // Header-only (the default), every translation unit that decodes instantiates the codec for the types
 // it uses, over nlohmann/json.hpp: about 9 s of g++ -O2 per unit. With EXTERNSPEC_SEPARATE_CODEC the
 // unit declares the instantiations `extern` and compiles neither them nor json.hpp; the one unit
@@ -10,7 +14,7 @@
 #endif
 
 #if defined(EXTERNSPEC_CODEC_DEFINITIONS) || !(defined(EXTERNSPEC_NO_DEFAULT_BACKEND) || defined(EXTERNSPEC_SEPARATE_CODEC))
-#include "backend_nlohmann.h"
+#include "../backend_nlohmann.h"
 #endif
 
 #if defined(EXTERNSPEC_CODEC_DEFINITIONS) || defined(EXTERNSPEC_SEPARATE_CODEC)

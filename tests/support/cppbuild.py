@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .cpp_include import get_include
+from externspec.cpp_include import get_include
 
 COMPILER = os.environ.get("CXX", "g++")
 

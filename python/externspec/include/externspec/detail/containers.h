@@ -1,4 +1,10 @@
-// ---- codecs of scalars and containers (hand-written: codegen/cpp/containers.inc.h) ----
+// The codecs of scalars and containers (std::optional, std::vector, OrderedMap, Box).
+// Part of externspec.h, which includes it where the generated declarations it needs are
+// visible; not a header to include on its own.
+#pragma once
+
+namespace externspec {
+namespace detail {
 
 template <class V> void decode_value(const V& v, bool& out, const Ctx&) { out = decode_bool(v); }
 template <class V> void decode_value(const V& v, std::int8_t& out, const Ctx&) { out = decode_int<std::int8_t>(v); }
@@ -118,3 +124,6 @@ void encode_value(std::string& out, const OrderedMap<T>& v) {
   }
   out += '}';
 }
+
+}  // namespace detail
+}  // namespace externspec

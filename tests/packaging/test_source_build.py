@@ -1,0 +1,44 @@
+"""es.cpp's first use in a source checkout runs CMakeLists.txt, the build the wheel and CMake users
+run, into a cache folder named by a hash of everything that build reads."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from externspec import cpp
+from externspec._cache import cache_dir
+
+# One file of each kind the build reads: build files, the binding's sources, the shipped headers.
+EDITS = ["CMakeLists.txt", "cmake/externspecCuda.cmake", "python/externspec/csrc/abi.cpp",
+         "python/externspec/include/externspec/runtime.h", "python/externspec/include/externspec/detail/codec.h"]
+
+
+def test_the_cache_name_changes_with_each_file_the_build_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for relative in cpp._BUILD_INPUTS:
+        source = cpp.SOURCE_ROOT / relative
+        copy = shutil.copytree if source.is_dir() else shutil.copyfile
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        copy(source, tmp_path / relative)
+    monkeypatch.setattr(cpp, "SOURCE_ROOT", tmp_path)
+    names = {cpp._source_hash([])}
+    for relative in EDITS:
+        with (tmp_path / relative).open("a") as f:
+            f.write("\n")
+        names.add(cpp._source_hash([]))
+    names.add(cpp._source_hash(["-O1"]))
+    assert len(names) == len(EDITS) + 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(cpp.prebuilt() is not None, reason="an installed wheel: es.cpp is prebuilt")
+def test_a_checkout_builds_the_binding_that_cmakelists_describes() -> None:
+    library = Path(cpp.extension().__file__ or "")
+    assert library.parent.parent == cache_dir() / "cpp"
+    assert "CMAKE_PROJECT_NAME:STATIC=externspec" in (library.parent / "CMakeCache.txt").read_text()
+    # The wheel's shape: a thin binding over the runtime library.
+    needed = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
+    assert "[libexternspec_runtime.so" in needed, needed  # .so.0 in a build outside a wheel
