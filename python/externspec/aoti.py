@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._generated.models import ExternKernelNodes
-from .abi import return_slots
 from .errors import ExternSpecError, PackageError
 from .wire import MAX_JSON_BYTES, loads
 
@@ -181,6 +180,9 @@ def replay_extern_calls(package: ExternPackage, call_function: Callable[[int, Se
     Works for models whose extern calls read only model inputs and earlier extern outputs (every
     value of the graph goes through an extern kernel); anything else is an error naming the
     buffer computed by generated code."""
+    # Here, not at the top: reading a package's members (the command line's validate) needs no ABI tables.
+    from .abi import return_slots
+
     env: dict[str, Any] = dict(zip(package.input_names, inputs, strict=True))
     for call in package.calls:
         node = package.nodes.nodes[call.index].node
