@@ -76,6 +76,8 @@ def check_allow_ops(allow_ops: Iterable[str]) -> tuple[str, ...]:
     return out
 
 
+# Asked once per node, mostly about the same few ops; the policy never changes in a process.
+@functools.lru_cache(maxsize=4096)
 def denial(qualified: str, allow_ops: tuple[str, ...]) -> str | None:
     """Why op `ns::name.overload` is denied (None: it is not, or the user allowed it)."""
     for pattern, reason in policy().denied.items():

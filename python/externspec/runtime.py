@@ -589,7 +589,7 @@ def _layout(label: str, node: Node, schema: _SchemaFacts, exported: _SchemaFacts
         _check_member(label, p, written, exported_args.get(p.name))
         placed = _place(p, written, arg is not None, p.name in wrapped, n_tensors, n_ints)
         if placed.kind == "static":
-            placed = dataclasses.replace(placed, value=_static_value(label, p, written, device))
+            placed = ArgLayout(p.name, "static", placed.given, written, value=_static_value(label, p, written, device))
         args.append(placed)
         if placed.kind == "tensor":
             n_tensors = placed.stop
