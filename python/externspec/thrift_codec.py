@@ -13,7 +13,7 @@ Rules on read, beyond the protocols themselves:
 * unions: exactly one member, or a `DecodeError` naming the union and its path;
 * unknown field ids are skipped (Thrift's rule) but remembered: under `strict=True`, and in a
   versioned document (`ExternKernelNodes`) that does not declare a newer minor, they are an error,
-  exactly as unknown JSON keys are (see `externspec.version`);
+  exactly as unknown JSON keys are (see `externspec.wire.version`);
 * a known field id with another wire type, an invalid enum value or UTF-8 string, trailing bytes,
   truncated input, and nesting deeper than `MAX_JSON_DEPTH` are `DecodeError`s with a path
   (`$.nodes[3].node.target`) and the byte offset; never an IndexError or a RecursionError.
@@ -31,12 +31,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from . import version, wire
+from . import wire
 from ._thrift_base import _TRUNCATED, PROTOCOLS, UNKNOWN_KEY, Protocol, _Codec, _Fail, _truncated
 from ._thrift_binary import _Binary
 from ._thrift_compact import _Compact
 from .errors import DecodeError, problem
-from .wire import gc_paused
+from .wire import gc_paused, version
 
 __all__ = ["PROTOCOLS", "UNKNOWN_KEY", "Protocol", "dumps", "loads"]
 

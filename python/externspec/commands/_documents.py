@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 import externspec as es
 from externspec import aoti, wire
-from externspec import version as _version
+from externspec.wire import version as _version
 
 if TYPE_CHECKING:
     from externspec._thrift_base import Protocol

@@ -5,9 +5,9 @@
   cost most of the decode time.
 * Errors become `DecodeError`s with JSON paths; pydantic's own exceptions never escape.
 * Unknown keys: ignored in torch-written (unversioned) documents, as torch does; rejected with
-  `strict=True` everywhere; in versioned documents see `externspec.version`.
+  `strict=True` everywhere; in versioned documents see `externspec.wire.version`.
 * A versioned document of an older major goes through the registered upgraders
-  (`externspec.upgrade`) and is then validated like any other; the fast path never pays for it.
+  (`externspec.wire.upgrade`) and is then validated like any other; the fast path never pays for it.
 * Hostile input is bounded before it costs anything (SECURITY.md): a document larger than
   `MAX_JSON_BYTES` is a `DecodeError` before parsing (`load` checks the file size before reading);
   a value inside more than `MAX_JSON_DEPTH` containers (the top-level value is inside none; a
@@ -33,9 +33,9 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._modelbase import install_json_loads
+from ..errors import DecodeError, ErrorDetail, VersionError, problem
 from . import upgrade, version
-from ._modelbase import install_json_loads
-from .errors import DecodeError, ErrorDetail, VersionError, problem
 
 M = TypeVar("M", bound=BaseModel)
 
