@@ -21,7 +21,7 @@ from thriftpy2.protocol import TBinaryProtocolFactory, TCompactProtocolFactory
 from thriftpy2.utils import deserialize, serialize
 
 import externspec as es
-from externspec import thrift_codec as tc
+from externspec import thrift as tc
 from tests.model_strategies import model as model_strategy
 from tests.support.versions import CURRENT, CURRENT_TEXT
 

@@ -332,7 +332,7 @@ class _TopLevelVersion(BaseModel):
 def validate_document(type: type[M], validate: Callable[[Literal["forbid"] | None], M], *, strict: bool,
                       source: str | None, raw_version: Callable[[], tuple[int, int] | None],
                       tree: Callable[[], dict[str, Any]]) -> M:
-    """The decode decision of every input format (JSON text here, a Thrift tree in thrift_codec),
+    """The decode decision of every input format (JSON text here, a Thrift tree in externspec.thrift),
     given `validate(extra)` over the parsed input, the document's own `raw_version()` and its
     JSON-shaped `tree()` (both asked only when needed).
 
