@@ -110,7 +110,7 @@ def test_the_cycle_finder_reports_each_circle() -> None:
 def test_the_graph_reads_function_level_and_type_checking_imports() -> None:
     edges, _ = import_graph()
     assert "externspec.commands._ops" in edges["externspec.commands.check_spec"]  # inside a function
-    assert "externspec.runtime" in edges["externspec"]  # under `if TYPE_CHECKING:`
+    assert "externspec.abi.executor" in edges["externspec"]  # under `if TYPE_CHECKING:`
 
 
 def test_runtime_never_imports_codegen() -> None:
@@ -123,7 +123,7 @@ def test_runtime_never_imports_codegen() -> None:
 
 def test_executor_never_imports_the_exporter() -> None:
     edges, _ = import_graph()
-    assert "externspec.export" not in edges["externspec.runtime"]
+    assert "externspec.abi.exporter" not in edges["externspec.abi.executor"]
 
 
 def test_emitters_import_only_the_ir_and_the_prepass() -> None:
