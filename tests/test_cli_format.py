@@ -19,7 +19,7 @@ import pytest
 
 import externspec as es
 from externspec import thrift
-from externspec.commands import _report
+from externspec.cli.commands import _report
 from tests.support.versions import CURRENT_IDL, NEXT_MINOR_IDL
 
 ROOT = Path(__file__).resolve().parents[1]

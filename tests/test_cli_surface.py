@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import externspec as es
 from externspec import cli, wire
-from externspec.commands import _output
+from externspec.cli.commands import _output
 from externspec.errors import problem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,11 +81,11 @@ def test_a_command_imports_only_its_own_module(spec_file: Path) -> None:
             "from externspec.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    assert main(['--color', 'never', 'validate', sys.argv[1]]) == 0\n"
-            "print(sorted(m for m in sys.modules if m.startswith('externspec.commands.') and '._' not in m))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('externspec.cli.commands.') and '._' not in m))\n"
             "print('externspec.abi' in sys.modules, 'subprocess' in sys.modules)\n")
     r = python("-c", code, str(spec_file))
     assert r.returncode == 0, r.stderr.decode()
-    assert r.stdout.decode().splitlines() == ["['externspec.commands.validate']", "False False"]
+    assert r.stdout.decode().splitlines() == ["['externspec.cli.commands.validate']", "False False"]
 
 
 def test_every_command_is_listed_under_its_own_name() -> None:

@@ -30,7 +30,7 @@ CODEGEN = ROOT / "codegen"
 SOURCES = {"externspec": PACKAGE, "externspec.codegen": CODEGEN}
 
 # The command-line front ends of the code generator and the compatibility checker.
-CODEGEN_FRONT_ENDS = {"externspec.commands.compat", "externspec.commands.generate"}
+CODEGEN_FRONT_ENDS = {"externspec.cli.commands.compat", "externspec.cli.commands.generate"}
 # What an emitter may import from codegen: the IR, the pre-pass and the error type.
 EMITTER_IMPORTS = {"ir", "naming", "errors"}
 EMITTERS = ("emit_python", "emit_cpp", "naming")
@@ -109,7 +109,7 @@ def test_the_cycle_finder_reports_each_circle() -> None:
 
 def test_the_graph_reads_function_level_and_type_checking_imports() -> None:
     edges, _ = import_graph()
-    assert "externspec.commands._ops" in edges["externspec.commands.check_spec"]  # inside a function
+    assert "externspec.cli.commands._ops" in edges["externspec.cli.commands.check_spec"]  # inside a function
     assert "externspec.abi.executor" in edges["externspec"]  # under `if TYPE_CHECKING:`
 
 

@@ -25,7 +25,7 @@ import zipfile
 from types import ModuleType
 from typing import IO
 
-from ..abi.aoti_package import ZIP_ERRORS
+from ...abi.aoti_package import ZIP_ERRORS
 from ._output import OutputError, open_output, write_output
 
 NAME = "upgrade"
@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pydantic import BaseModel
 
-    from .. import wire
-    from ..errors import ExternSpecError
+    from ... import wire
+    from ...errors import ExternSpecError
     from . import _documents as docs
 
     try:
@@ -92,7 +92,7 @@ def _is_archive(path: str) -> bool:
 
 
 def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
-    from ..errors import ExternSpecError
+    from ...errors import ExternSpecError
     from . import _documents as docs
 
     try:
@@ -127,8 +127,8 @@ def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
 def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType) -> dict[str, tuple[bytes, str]]:
     """member name -> (its upgraded JSON, the schema it now has), for the schema members of an older
     major. Every schema member is decoded (and its problems reported) before anything is written."""
-    from .. import wire
-    from ..wire import version
+    from ... import wire
+    from ...wire import version
     from . import _documents as docs
 
     rewritten: dict[str, tuple[bytes, str]] = {}
