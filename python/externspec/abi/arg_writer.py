@@ -1,5 +1,5 @@
 """Python values written as Arguments by the call ABI's rules (docs/call-abi.md): the member each
-schema type takes (abi.py's tables), and the dynamic slots the value takes in the flat arrays.
+schema type takes (`externspec.abi`'s tables), and the dynamic slots the value takes in the flat arrays.
 
 Shared by the exporter (every argument of a call) and the executor (an op schema's default, written
 as an exporter would write it, to compare with a spec's), so neither imports the other.

@@ -1,7 +1,7 @@
 """The exporter: one op call -> one ExternKernelNode plus the two flat argument arrays.
 
 `SpecBuilder.add(op, args, kwargs)` binds the call to the op's FunctionSchema, writes each
-argument as the Argument member its schema type takes (table in `abi.py`), and lays out the flat
+argument as the Argument member its schema type takes (table in `externspec.abi`), and lays out the flat
 arrays exactly as AOTInductor's generated wrapper does: tensors = dynamic tensor inputs in schema
 order, then one slot per output tensor; ints = dynamic int inputs in schema order, then the op's int
 return values.
