@@ -86,13 +86,13 @@ def _run_logged(cmd: list[str], log: Path, *, show: bool) -> None:
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(cmd)}\n")
         out.flush()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            out.write(line)
-            if show:
-                print(line, end="", file=sys.stderr, flush=True)
-    if proc.wait() != 0:
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                out.write(line)
+                if show:
+                    print(line, end="", file=sys.stderr, flush=True)
+    if proc.returncode != 0:
         tail = "".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[-40:])
         raise ExternSpecError(f"building es.cpp failed ({' '.join(cmd[:2])}); the log is {log}:\n{tail}")
 

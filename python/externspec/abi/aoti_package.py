@@ -24,7 +24,6 @@ from typing import Any
 from .._generated.models import ExternKernelNodes
 from ..errors import ExternSpecError, PackageError
 from ..wire import MAX_JSON_BYTES, loads
-from . import return_slots
 
 # The largest wrapper source read: the default of es.cpp.AOTIRunner's `max_source_bytes`.
 MAX_SOURCE_BYTES = 64 << 20
@@ -181,6 +180,9 @@ def replay_extern_calls(package: ExternPackage, call_function: Callable[[int, Se
     Works for models whose extern calls read only model inputs and earlier extern outputs (every
     value of the graph goes through an extern kernel); anything else is an error naming the
     buffer computed by generated code."""
+    # Here, not at the top: reading a package's members (the command line's validate) needs no ABI tables.
+    from . import return_slots
+
     env: dict[str, Any] = dict(zip(package.input_names, inputs, strict=True))
     for call in package.calls:
         node = package.nodes.nodes[call.index].node

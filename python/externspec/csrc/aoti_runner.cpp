@@ -16,7 +16,6 @@
 #include <condition_variable>
 #include <charconv>
 #include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -37,9 +36,8 @@
 #define EXTERNSPEC_SHIM_EXCEPTION_STATE 1
 #endif
 
-#include "custom_objects.h"
+#include "aoti_package.h"
 #include "model_library.h"
-#include "package.h"
 #include "wrapper_inputs.h"
 
 namespace externspec {
@@ -189,18 +187,6 @@ std::string shape_text(const std::vector<std::string>& want) {
   return out + "]";
 }
 
-// The package's metadata is a flat JSON object of strings (`"AOTI_DEVICE_KEY": "cpu", ...`), as
-// torch writes it and its own loader reads it: anything else is refused, not skimmed. Returns the
-// device key, "" when there is none.
-std::string device_key(const std::string& metadata, const std::string& label) {
-  for (auto& [key, value] : detail::string_object(metadata, label))
-    if (key == "AOTI_DEVICE_KEY") return value;
-  return {};
-}
-
-// torch writes a few hundred bytes of metadata; the limit keeps a hostile one's parse small.
-constexpr std::uint64_t kMetadataLimit = std::uint64_t{1} << 20;
-
 // The inputs the package records no dtype and rank for, as "input 0, input 2", or "".
 std::string unrecorded(const std::vector<RecordedInput>& inputs) {
   std::string out;
@@ -243,12 +229,37 @@ class Mapping {
   std::uint64_t size_;
 };
 
+// The device the runner runs on, checked against what this build and machine have; a CUDA device
+// gets an index (the current device when none is given).
+c10::Device runner_device(const std::string& text) {
+  c10::Device device = parse_device(text);
+#ifndef USE_CUDA
+  if (!device.is_cpu())
+    throw UnsupportedError("device '" + text +
+                           "': this build of externspec has no CUDA (it was compiled without USE_CUDA) and runs "
+                           "models on the CPU only");
+#else
+  if (!device.is_cpu() && !device.is_cuda())
+    throw UnsupportedError("device '" + text + "': externspec runs models on cpu or cuda");
+  if (device.is_cuda()) {
+    const auto count = c10::cuda::device_count();
+    if (!device.has_index()) device.set_index(count > 0 ? c10::cuda::current_device() : 0);
+    if (device.index() >= count)
+      throw UnsupportedError("device '" + text + "': " +
+                             (count == 0 ? std::string("no CUDA device is visible")
+                                         : std::to_string(count) + " CUDA device(s) are visible (cuda:0.." +
+                                               std::to_string(count - 1) + ")"));
+  }
+#endif
+  return device;
+}
+
 }  // namespace
 
 AOTIRunner::AOTIRunner(const std::string& package_path, AOTIRunnerOptions options)
     : api_(std::make_unique<Api>()), checks_(std::make_unique<Checks>()) {
   try {
-    load(package_path, std::move(options));
+    load(package_path, options);
   } catch (...) {
     release();
     throw;
@@ -258,112 +269,39 @@ AOTIRunner::AOTIRunner(const std::string& package_path, AOTIRunnerOptions option
 AOTIRunner::~AOTIRunner() { release(); }
 
 void AOTIRunner::release() noexcept {
-  if (container_) api_->destroy(static_cast<AOTInductorModelContainerHandle>(container_));
+  if (container_) api_->destroy(container_);
   container_ = nullptr;
   dl_ = nullptr;  // never closed: the library stays loaded for the next runner of the same bytes
-  if (!temp_dir_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(temp_dir_, ignored);
-    temp_dir_.clear();
-  }
+  package_.reset();  // its files, once the container that may read them is gone
 }
 
-namespace {
+const ProxyExecutor& AOTIRunner::executor() const { return *package_->executor; }
 
-// The package's torchbind objects the caller did not give, into `options.custom_objects`: unpickled
-// with `load_custom_objects`, else refused (before anything is unpickled) naming the option.
-void add_custom_objects(detail::Package& package, AOTIRunnerOptions& options) {
-  const auto listed = detail::listed_custom_objects(package, options.model_name);
-  if (options.load_custom_objects) {
-    detail::load_custom_objects(package, listed, options.max_custom_object_bytes, options.custom_objects);
-    return;
-  }
-  std::string missing;
-  for (const auto& [name, member] : listed)
-    if (!options.custom_objects.count(name)) missing += (missing.empty() ? "`" : ", `") + name + "`";
-  if (!missing.empty())
-    throw PackageError(package.label("data/aotinductor/" + options.model_name + "/custom_objs_config.json") +
-                       ": the model's extern calls use torchbind objects the package holds (" + missing +
-                       "); loading them unpickles package data, which runs code of their classes: pass "
-                       "AOTIRunnerOptions::load_custom_objects = true (Python: load_custom_objects=True) "
-                       "for a package you trust, or give the objects in custom_objects");
-}
+const std::string& AOTIRunner::metadata() const { return package_->metadata; }
 
-}  // namespace
-
-void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options) {
-  device_ = parse_device(options.device);
-#ifndef USE_CUDA
-  if (!device_.is_cpu())
-    throw UnsupportedError("device '" + options.device +
-                           "': this build of externspec has no CUDA (it was compiled without USE_CUDA) and runs "
-                           "models on the CPU only");
-#else
-  if (!device_.is_cpu() && !device_.is_cuda())
-    throw UnsupportedError("device '" + options.device + "': externspec runs models on cpu or cuda");
-  if (device_.is_cuda()) {
-    const auto count = c10::cuda::device_count();
-    if (!device_.has_index()) device_.set_index(count > 0 ? c10::cuda::current_device() : 0);
-    if (device_.index() >= count)
-      throw UnsupportedError("device '" + options.device + "': " +
-                             (count == 0 ? std::string("no CUDA device is visible")
-                                         : std::to_string(count) + " CUDA device(s) are visible (cuda:0.." +
-                                               std::to_string(count - 1) + ")"));
-  }
-#endif
-
+void AOTIRunner::load(const std::string& package_path, const AOTIRunnerOptions& options) {
+  device_ = runner_device(options.device);
   if (options.num_models == 0)
     throw std::invalid_argument("num_models is 0: a runner needs at least one model instance");
   num_models_ = options.num_models;
   admission_ = std::make_unique<Admission>(num_models_);
-  // Before anything is planned: the ops and classes the extern-kernel file names may come from them.
-  load_op_libraries(options.op_libraries);
+  package_ = detail::load_package(package_path, options, device_);
+  name_ = package_->label;
+  open_library();
+  create_container();
+  load_weights();
+  check_weights_loaded();
+  read_signature();
+  record_inputs(options.require_input_records);
+  compile_checks();
+  // The library is mapped and the weights copied: on the CPU nothing reads the files again, so
+  // they go now (a crash later leaves nothing behind). CUDA kernels may load from the folder.
+  if (device_.is_cpu()) package_->dir.remove();
+}
 
-  detail::Package package(package_path);
-  detail::ModelMembers members = package.model(options.model_name);
-  name_ = package.label(members.library);
-  add_custom_objects(package, options);
-
-  // Read and check everything small before touching the library: the extern-kernel file (the
-  // decoder's byte limit), the metadata, the wrapper source (for the input checks).
-  std::string spec = members.spec ? package.read(*members.spec, MAX_JSON_BYTES) : R"({"nodes": []})";
-  try {
-    // The runtime device replaces every serialized `as_device` (torch's proxy executor does so too).
-    executor_ = std::make_unique<ProxyExecutor>(spec, std::move(options.custom_objects), std::vector<std::string>{},
-                                                device_);
-  } catch (const DecodeError& e) {
-    throw DecodeError(e.errors(), e.truncated(), package.label(*members.spec));
-  }
-  std::string key;
-  if (members.metadata) {
-    metadata_ = package.read(*members.metadata, kMetadataLimit);
-    key = device_key(metadata_, package.label(*members.metadata));
-  }
-  if (!key.empty() && key != c10::DeviceTypeName(device_.type(), /*lower_case=*/true))
-    throw UnsupportedError(name_ + ": the model was compiled for " + key + ", not for device " + device_.str());
-  std::string source = members.source ? package.read(*members.source, options.max_source_bytes) : std::string();
-
-  // Write the library, its weights and its GPU kernels, within the byte budget, under names chosen
-  // here (a kernel keeps its file name: the library loads it by that name from its folder).
-  std::vector<std::string> to_extract{members.library};
-  if (members.weights) to_extract.push_back(*members.weights);
-  if (!device_.is_cpu()) to_extract.insert(to_extract.end(), members.kernels.begin(), members.kernels.end());
-  std::uint64_t budget = options.max_extracted_bytes ? options.max_extracted_bytes : 16 * package.file_size();
-  std::uint64_t total = 0;
-  for (const auto& m : to_extract) {
-    std::uint64_t n = package.size(m);
-    if (n > budget - total)
-      throw PackageError(package.label(m) + ": " + std::to_string(n) + " bytes would take the extracted size over " +
-                         "the limit of " + std::to_string(budget) + " bytes (AOTIRunnerOptions::max_extracted_bytes)");
-    total += n;
-  }
-  detail::TempDir dir;
-  const std::string library = dir.path() + "/model.wrapper.so";
-  const std::string weights = dir.path() + "/model.wrapper_weights.blob";
-  if (members.weights) package.extract(*members.weights, weights);
-  if (!device_.is_cpu())  // GPU kernels: loaded by file name from the folder given as cubin_dir
-    for (const auto& k : members.kernels) package.extract(k, dir.path() + "/" + k.substr(k.rfind('/') + 1));
-  dl_ = detail::load_model_library(package, members.library, library, name_);
+void AOTIRunner::open_library() {
+  const detail::ExtractedFile& library = package_->library;
+  dl_ = detail::load_model_library(library.path, library.record, name_);
   load_symbol(dl_, name_, "AOTInductorModelContainerCreateWithDevice", api_->create);
   load_symbol(dl_, name_, "AOTInductorModelContainerDelete", api_->destroy);
   load_symbol(dl_, name_, "AOTInductorModelContainerRun", api_->run);
@@ -377,84 +315,97 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
   load_symbol(dl_, name_, "AOTInductorModelUpdateConstantsFromBlob", api_->update_from_blob, false);
   load_symbol(dl_, name_, "AOTInductorGetLastError", api_->last_error, false);
   load_symbol(dl_, name_, "AOTInductorModelContainerGetInputName", api_->input_name, false);
+}
 
-  auto failed = [&](const std::string& what) {
-    const char* msg = nullptr;
-    std::string why = api_->last_error && api_->last_error(&msg) == AOTI_RUNTIME_SUCCESS && msg && *msg
-                          ? std::string(msg)
-                          : "the model's message is on stderr";
-    return PackageError(name_ + ": " + what + ": " + why);
-  };
-  AOTInductorModelContainerHandle h = nullptr;
-  const std::string cubin_dir = dir.path();
-  if (api_->create(&h, num_models_, device_.str().c_str(), device_.is_cpu() ? nullptr : cubin_dir.c_str()) !=
+PackageError AOTIRunner::model_failure(const std::string& what) const {
+  const char* msg = nullptr;
+  std::string why = api_->last_error && api_->last_error(&msg) == AOTI_RUNTIME_SUCCESS && msg && *msg
+                        ? std::string(msg)
+                        : "the model's message is on stderr";
+  return PackageError(name_ + ": " + what + ": " + why);
+}
+
+void AOTIRunner::create_container() {
+  const std::string& cubin_dir = package_->dir.path();
+  if (api_->create(&container_, num_models_, device_.str().c_str(), device_.is_cpu() ? nullptr : cubin_dir.c_str()) !=
           AOTI_RUNTIME_SUCCESS ||
-      h == nullptr)
-    throw failed("cannot create the model");
-  container_ = h;
+      container_ == nullptr)
+    throw model_failure("cannot create the model");
+}
 
-  if (members.weights) {
-    // Weights outside the library (package_constants_in_so=False): hand the model the blob, which
-    // it copies (torch's loader does the same).
-    std::uint64_t need = 0;
-    if (!api_->blob_size || !api_->update_from_blob || api_->blob_size(h, &need) != AOTI_RUNTIME_SUCCESS)
-      throw failed("the package has a weight blob, but the library does not take one");
-    std::uint64_t have = package.size(*members.weights);
-    if (have < need)
-      throw PackageError(package.label(*members.weights) + ": " + std::to_string(have) +
-                         " bytes, the model's weights take " + std::to_string(need));
-    if (need > 0) {
-      Mapping blob(weights, need, package.label(*members.weights));
-      if (api_->update_from_blob(h, blob.data()) != AOTI_RUNTIME_SUCCESS) throw failed("cannot load the weight blob");
-    }
+void AOTIRunner::load_weights() {
+  if (!package_->weights) return;
+  // Weights outside the library (package_constants_in_so=False): hand the model the blob, which
+  // it copies (torch's loader does the same).
+  const detail::ExtractedFile& weights = *package_->weights;
+  std::uint64_t need = 0;
+  if (!api_->blob_size || !api_->update_from_blob || api_->blob_size(container_, &need) != AOTI_RUNTIME_SUCCESS)
+    throw model_failure("the package has a weight blob, but the library does not take one");
+  if (weights.record.size < need)
+    throw PackageError(weights.label + ": " + std::to_string(weights.record.size) +
+                       " bytes, the model's weights take " + std::to_string(need));
+  if (need > 0) {
+    Mapping blob(weights.path, need, weights.label);
+    if (api_->update_from_blob(container_, blob.data()) != AOTI_RUNTIME_SUCCESS)
+      throw model_failure("cannot load the weight blob");
   }
-  if (api_->num_constants && api_->constant_from_folded && api_->constants) {
-    // Every constant the model reads as given (not folded at its first run) must be loaded: a
-    // library whose weights live outside it, in a package without the blob, would read nothing.
-    std::size_t n = 0, given = 0;
-    if (api_->num_constants(h, &n) == AOTI_RUNTIME_SUCCESS) {
-      for (std::size_t i = 0; i < n; ++i) {
-        bool folded = false;
-        if (api_->constant_from_folded(h, i, &folded) == AOTI_RUNTIME_SUCCESS && !folded) ++given;
-      }
-      const AOTInductorConstantMapEntry* entries = nullptr;
-      std::size_t loaded = 0;
-      if (given > 0 && (api_->constants(h, &entries, &loaded, false) != AOTI_RUNTIME_SUCCESS || loaded < given))
-        throw PackageError(name_ + ": the model's weights are not loaded: it keeps " + std::to_string(given) +
-                           " constants outside its library and the package has no *.wrapper_weights.blob");
-    }
-  }
+}
 
-  if (api_->num_inputs(h, &num_inputs_) != AOTI_RUNTIME_SUCCESS ||
-      api_->num_outputs(h, &num_outputs_) != AOTI_RUNTIME_SUCCESS)
-    throw failed("cannot read the model's input/output counts");
+void AOTIRunner::check_weights_loaded() const {
+  if (!api_->num_constants || !api_->constant_from_folded || !api_->constants) return;
+  // Every constant the model reads as given (not folded at its first run) must be loaded: a
+  // library whose weights live outside it, in a package without the blob, would read nothing.
+  std::size_t n = 0, given = 0;
+  if (api_->num_constants(container_, &n) != AOTI_RUNTIME_SUCCESS) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool folded = false;
+    if (api_->constant_from_folded(container_, i, &folded) == AOTI_RUNTIME_SUCCESS && !folded) ++given;
+  }
+  const AOTInductorConstantMapEntry* entries = nullptr;
+  std::size_t loaded = 0;
+  if (given > 0 && (api_->constants(container_, &entries, &loaded, false) != AOTI_RUNTIME_SUCCESS || loaded < given))
+    throw PackageError(name_ + ": the model's weights are not loaded: it keeps " + std::to_string(given) +
+                       " constants outside its library and the package has no *.wrapper_weights.blob");
+}
+
+void AOTIRunner::read_signature() {
+  if (api_->num_inputs(container_, &num_inputs_) != AOTI_RUNTIME_SUCCESS ||
+      api_->num_outputs(container_, &num_outputs_) != AOTI_RUNTIME_SUCCESS)
+    throw model_failure("cannot read the model's input/output counts");
   const char* in_spec = nullptr;
   const char* out_spec = nullptr;
-  if (api_->call_spec(h, &in_spec, &out_spec) != AOTI_RUNTIME_SUCCESS) throw failed("cannot read the call spec");
+  if (api_->call_spec(container_, &in_spec, &out_spec) != AOTI_RUNTIME_SUCCESS)
+    throw model_failure("cannot read the call spec");
   in_spec_ = in_spec ? in_spec : "";
   out_spec_ = out_spec ? out_spec : "";
+}
 
-  // The library's own input names tie the source's records to this library.
-  std::vector<std::string> input_names;
+std::vector<std::string> AOTIRunner::input_names() const {
+  std::vector<std::string> names;
   for (std::size_t i = 0; api_->input_name && i < num_inputs_; ++i) {
     const char* input = nullptr;
-    if (api_->input_name(h, i, &input) != AOTI_RUNTIME_SUCCESS || input == nullptr) {
-      input_names.clear();
-      break;
-    }
-    input_names.emplace_back(input);
+    if (api_->input_name(container_, i, &input) != AOTI_RUNTIME_SUCCESS || input == nullptr) return {};
+    names.emplace_back(input);
   }
-  recorded_inputs_ = detail::recorded_inputs_from_wrapper(
-      source, num_inputs_, members.source ? package.label(*members.source) : name_, input_names);
-  if (std::string missing = unrecorded(recorded_inputs_); !missing.empty()) {
-    std::string why = name_ + ": the package records no dtype or shape for " + missing +
-                      (members.source ? " in its *.wrapper.cpp" : " (it has no *.wrapper.cpp)") +
-                      ": only the input count, device, layout and storage are checked";
-    if (options.require_input_records)
-      throw PackageError(why + " (AOTIRunnerOptions::require_input_records)");
-    TORCH_WARN(why, "; AOTIRunnerOptions::require_input_records (Python: require_input_records=True) refuses such "
-               "a package");
-  }
+  return names;
+}
+
+void AOTIRunner::record_inputs(bool require_input_records) {
+  // The library's own input names tie the source's records to this library.
+  const auto& source = package_->source;
+  recorded_inputs_ = detail::recorded_inputs_from_wrapper(source ? source->text : std::string_view(), num_inputs_,
+                                                          source ? source->label : name_, input_names());
+  std::string missing = unrecorded(recorded_inputs_);
+  if (missing.empty()) return;
+  std::string why = name_ + ": the package records no dtype or shape for " + missing +
+                    (source ? " in its *.wrapper.cpp" : " (it has no *.wrapper.cpp)") +
+                    ": only the input count, device, layout and storage are checked";
+  if (require_input_records) throw PackageError(why + " (AOTIRunnerOptions::require_input_records)");
+  TORCH_WARN(why, "; AOTIRunnerOptions::require_input_records (Python: require_input_records=True) refuses such "
+             "a package");
+}
+
+void AOTIRunner::compile_checks() {
   std::unordered_map<std::string, std::size_t> symbols;
   for (const auto& in : recorded_inputs_) {
     Checks::Input c;
@@ -462,11 +413,6 @@ void AOTIRunner::load(const std::string& package_path, AOTIRunnerOptions options
     for (const auto& s : in.strides) c.strides.push_back(parse_expr(s, symbols, checks_->symbols));
     checks_->inputs.push_back(std::move(c));
   }
-
-  // The library is mapped and the weights copied: on the CPU nothing reads the files again, so
-  // they go now (a crash later leaves nothing behind). CUDA kernels may load from the folder.
-  if (device_.is_cpu()) dir.remove();
-  else temp_dir_ = dir.release();
 }
 
 namespace {
@@ -591,14 +537,14 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
 }
 
 std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs, void* stream) {
-  return run_with(inputs, executor_.get(), stream);
+  return run_with(inputs, package_->executor.get(), stream);
 }
 
 #ifdef USE_CUDA
 std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs, const c10::cuda::CUDAStream& stream) {
   if (stream.device() != device_)
     throw CallError(name_ + ": the stream is on " + stream.device().str() + ", the model runs on " + device_.str());
-  return run_with(inputs, executor_.get(), static_cast<void*>(stream.stream()));
+  return run_with(inputs, package_->executor.get(), static_cast<void*>(stream.stream()));
 }
 #endif
 
@@ -664,7 +610,7 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
   Admission::Ticket admitted(*admission_);
   ProxyExecutor::take_last_error();
   clear_shim_error();
-  auto status = api_->run(static_cast<AOTInductorModelContainerHandle>(container_), in.data(), in.size(), out.data(),
+  auto status = api_->run(container_, in.data(), in.size(), out.data(),
                           out.size(), stream, reinterpret_cast<AOTIProxyExecutorHandle>(executor));
   if (status != AOTI_RUNTIME_SUCCESS) {
     take_outputs(out);

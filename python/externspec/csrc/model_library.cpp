@@ -51,10 +51,7 @@ bool same_bytes(int a, int b, std::uint64_t size) {
 
 }  // namespace
 
-void* load_model_library(Package& package, const std::string& member, const std::string& file,
-                         const std::string& label) {
-  package.extract(member, file);
-  const MemberRecord& record = package.record(member);
+void* load_model_library(const std::string& file, const MemberRecord& record, const std::string& label) {
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw PackageError(label + ": cannot open the extracted library: " + std::strerror(errno));
   std::lock_guard<std::mutex> lock(registry_mutex());

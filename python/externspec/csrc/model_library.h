@@ -16,10 +16,10 @@
 
 namespace externspec::detail {
 
-// Extracts `member` of `package` to `file` (verified: size and CRC-32) and returns the dlopen
-// (RTLD_NOW | RTLD_LOCAL) handle of that library, shared with every other runner of the same
-// bytes. Thread-safe. Throws PackageError naming `label` when the library cannot be loaded.
-void* load_model_library(Package& package, const std::string& member, const std::string& file,
-                         const std::string& label);
+// Returns the dlopen (RTLD_NOW | RTLD_LOCAL) handle of the library at `file`, extracted from its
+// package and verified against `record` (its size and CRC-32, which also find a library of the
+// same bytes loaded before), shared with every other runner of the same bytes.
+// Thread-safe. Throws PackageError naming `label` when the library cannot be loaded.
+void* load_model_library(const std::string& file, const MemberRecord& record, const std::string& label);
 
 }  // namespace externspec::detail

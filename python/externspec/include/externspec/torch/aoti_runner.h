@@ -4,6 +4,10 @@
 //   externspec::AOTIRunner runner("model.pt2", {});          // or options: model name, device, ...
 //   std::vector<at::Tensor> out = runner.run({x, y});
 //
+// Loading has two steps, as torch's AOTIModelPackageLoader and AOTIModelContainerRunner: the
+// package is read, checked and extracted for the runner's device (csrc/aoti_package.h), then the
+// runner opens the library, creates the container from it and runs it (docs/aoti-packages.md).
+//
 // Loading reads the zip's central directory itself before libtorch's reader
 // (caffe2::serialize::PyTorchStreamReader) opens it: every member name is checked (absolute
 // names, `.`/`..`/empty components, members outside the top folder and names recorded twice are
@@ -75,7 +79,13 @@
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
+struct AOTInductorModelContainerOpaque;  // torch's model container (aoti_runtime/interface.h)
+
 namespace externspec {
+
+namespace detail {
+struct LoadedPackage;
+}
 
 struct AOTIRunnerOptions {
   // The model inside the package: `<package>/data/aotinductor/<model_name>/*.wrapper.so`.
@@ -157,34 +167,45 @@ class AOTIRunner {
   std::size_t num_inputs() const { return num_inputs_; }
   std::size_t num_models() const { return num_models_; }
   std::size_t num_outputs() const { return num_outputs_; }
-  const ProxyExecutor& executor() const { return *executor_; }
+  const ProxyExecutor& executor() const;
   const std::vector<RecordedInput>& recorded_inputs() const { return recorded_inputs_; }
   // The pytree specs (torch.utils._pytree.treespec_dumps) of the model's inputs and outputs.
   const std::string& in_spec() const { return in_spec_; }
   const std::string& out_spec() const { return out_spec_; }
   // The package's `*.wrapper_metadata.json` (AOTI_DEVICE_KEY, ...), as text ("" if absent).
-  const std::string& metadata() const { return metadata_; }
+  const std::string& metadata() const;
 
  private:
   struct Api;
   struct Checks;
   class Admission;
-  void load(const std::string& package_path, AOTIRunnerOptions options);
+  // Loading: the package (csrc/aoti_package.h), then the container made from it, in this order.
+  void load(const std::string& package_path, const AOTIRunnerOptions& options);
+  void open_library();
+  void create_container();
+  void load_weights();
+  void check_weights_loaded() const;
+  void read_signature();
+  std::vector<std::string> input_names() const;
+  void record_inputs(bool require_input_records);
+  void compile_checks();
+  PackageError model_failure(const std::string& what) const;
   void release() noexcept;
   void check_inputs(const std::vector<at::Tensor>& inputs) const;
 
   std::string name_;  // `package!member` of the library, for messages
-  std::string temp_dir_;  // kept only while the model may read files from it (CUDA kernels)
+  c10::Device device_{c10::kCPU};
+  // The planned extern-kernel file, the metadata and the extracted files. The files are kept only
+  // while the model may read them (CUDA kernels).
+  std::unique_ptr<detail::LoadedPackage> package_;
   void* dl_ = nullptr;
   std::unique_ptr<Api> api_;
-  void* container_ = nullptr;
-  c10::Device device_{c10::kCPU};
-  std::unique_ptr<ProxyExecutor> executor_;
+  AOTInductorModelContainerOpaque* container_ = nullptr;
   std::vector<RecordedInput> recorded_inputs_;
   std::unique_ptr<Checks> checks_;
   std::unique_ptr<Admission> admission_;  // at most num_models_ runs inside the container
   std::size_t num_inputs_ = 0, num_outputs_ = 0, num_models_ = 1;
-  std::string in_spec_, out_spec_, metadata_;
+  std::string in_spec_, out_spec_;
 };
 
 }  // namespace externspec

@@ -1,0 +1,133 @@
+#include "aoti_package.h"
+
+#include <cstdint>
+#include <vector>
+
+#include <externspec/torch/errors.h>
+
+#include "custom_objects.h"
+
+namespace externspec::detail {
+namespace {
+
+// torch writes a few hundred bytes of metadata; the limit keeps a hostile one's parse small.
+constexpr std::uint64_t kMetadataLimit = std::uint64_t{1} << 20;
+
+// The objects the extern calls may name: those given in `options.custom_objects`, and the
+// package's own others, unpickled with `load_custom_objects`, else refused (before anything is
+// unpickled) naming the option.
+CustomObjects custom_objects(Package& package, const AOTIRunnerOptions& options) {
+  CustomObjects objects = options.custom_objects;
+  const auto listed = listed_custom_objects(package, options.model_name);
+  if (options.load_custom_objects) {
+    load_custom_objects(package, listed, options.max_custom_object_bytes, objects);
+    return objects;
+  }
+  std::string missing;
+  for (const auto& [name, member] : listed)
+    if (!objects.count(name)) missing += (missing.empty() ? "`" : ", `") + name + "`";
+  if (!missing.empty())
+    throw PackageError(package.label("data/aotinductor/" + options.model_name + "/custom_objs_config.json") +
+                       ": the model's extern calls use torchbind objects the package holds (" + missing +
+                       "); loading them unpickles package data, which runs code of their classes: pass "
+                       "AOTIRunnerOptions::load_custom_objects = true (Python: load_custom_objects=True) "
+                       "for a package you trust, or give the objects in custom_objects");
+  return objects;
+}
+
+// The extern-kernel file (within the decoder's byte limit) planned for `device`, which replaces
+// every serialized `as_device` (torch's proxy executor does so too). A model without one makes no
+// extern calls.
+std::unique_ptr<ProxyExecutor> plan_spec(Package& package, const ModelMembers& members, CustomObjects objects,
+                                         const c10::Device& device) {
+  std::string spec = members.spec ? package.read(*members.spec, MAX_JSON_BYTES) : R"({"nodes": []})";
+  try {
+    return std::make_unique<ProxyExecutor>(spec, std::move(objects), std::vector<std::string>{}, device);
+  } catch (const DecodeError& e) {
+    throw DecodeError(e.errors(), e.truncated(), package.label(*members.spec));
+  }
+}
+
+// The package's metadata is a flat JSON object of strings (`"AOTI_DEVICE_KEY": "cpu", ...`), as
+// torch writes it and its own loader reads it: anything else is refused, not skimmed. Returns the
+// device key, "" when there is none.
+std::string device_key(const std::string& metadata, const std::string& label) {
+  for (auto& [key, value] : string_object(metadata, label))
+    if (key == "AOTI_DEVICE_KEY") return value;
+  return {};
+}
+
+// The metadata as text ("" when absent), checked: a model compiled for another device is refused.
+std::string read_metadata(Package& package, const ModelMembers& members, const std::string& model,
+                          const c10::Device& device) {
+  if (!members.metadata) return {};
+  std::string metadata = package.read(*members.metadata, kMetadataLimit);
+  std::string key = device_key(metadata, package.label(*members.metadata));
+  if (!key.empty() && key != c10::DeviceTypeName(device.type(), /*lower_case=*/true))
+    throw UnsupportedError(model + ": the model was compiled for " + key + ", not for device " + device.str());
+  return metadata;
+}
+
+// The members written to disk: the library, its weights and, off the CPU, its GPU kernels.
+std::vector<std::string> members_to_extract(const ModelMembers& members, const c10::Device& device) {
+  std::vector<std::string> out{members.library};
+  if (members.weights) out.push_back(*members.weights);
+  if (!device.is_cpu()) out.insert(out.end(), members.kernels.begin(), members.kernels.end());
+  return out;
+}
+
+// Refuses, before anything is written, members whose recorded sizes take the total over the limit.
+void check_extracted_size(const Package& package, const std::vector<std::string>& members,
+                          const AOTIRunnerOptions& options) {
+  std::uint64_t budget = options.max_extracted_bytes ? options.max_extracted_bytes : 16 * package.file_size();
+  std::uint64_t total = 0;
+  for (const auto& m : members) {
+    std::uint64_t n = package.size(m);
+    if (n > budget - total)
+      throw PackageError(package.label(m) + ": " + std::to_string(n) + " bytes would take the extracted size over " +
+                         "the limit of " + std::to_string(budget) + " bytes (AOTIRunnerOptions::max_extracted_bytes)");
+    total += n;
+  }
+}
+
+ExtractedFile extract(Package& package, const std::string& member, const std::string& file) {
+  package.extract(member, file);
+  return ExtractedFile{file, package.label(member), package.record(member)};
+}
+
+// Writes the model's files into `loaded.dir` under names chosen here (a kernel keeps its file
+// name: the library loads it by that name from its folder).
+void extract_model(Package& package, const ModelMembers& members, const c10::Device& device, LoadedPackage& loaded) {
+  const std::string& dir = loaded.dir.path();
+  if (members.weights) loaded.weights = extract(package, *members.weights, dir + "/model.wrapper_weights.blob");
+  if (!device.is_cpu())
+    for (const auto& k : members.kernels) package.extract(k, dir + "/" + k.substr(k.rfind('/') + 1));
+  loaded.library = extract(package, members.library, dir + "/model.wrapper.so");
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIRunnerOptions& options,
+                                            const c10::Device& device) {
+  // Before anything is planned: the ops and classes the extern-kernel file names may come from them.
+  load_op_libraries(options.op_libraries);
+  Package package(path);
+  const ModelMembers members = package.model(options.model_name);
+  const std::string label = package.label(members.library);
+  // Everything small is read and checked before the private directory is made and written to.
+  auto executor = plan_spec(package, members, custom_objects(package, options), device);
+  std::string metadata = read_metadata(package, members, label, device);
+  std::optional<MemberText> source;
+  if (members.source)
+    source = MemberText{package.label(*members.source), package.read(*members.source, options.max_source_bytes)};
+  check_extracted_size(package, members_to_extract(members, device), options);
+  auto loaded = std::make_unique<LoadedPackage>();
+  loaded->label = label;
+  loaded->executor = std::move(executor);
+  loaded->metadata = std::move(metadata);
+  loaded->source = std::move(source);
+  extract_model(package, members, device, *loaded);
+  return loaded;
+}
+
+}  // namespace externspec::detail
