@@ -75,7 +75,7 @@ def _unterminated_calls() -> bytes:
 
 
 def _inflating_package(source_bytes: int) -> bytes:
-    """An AOTInductor package (as `aoti_package.read_package` reads it) whose wrapper.cpp inflates from
+    """An AOTInductor package (as `aoti.read_package` reads it) whose wrapper.cpp inflates from
     ~1/1000 of its size: blanks, deflated."""
     import io
     import zipfile
@@ -162,9 +162,9 @@ CASES = (
     Case("20k flooding map keys", lambda: node_with_metadata(flooding_keys(20_000)), "cpp:Node"),
     Case("20k benign map keys", lambda: node_with_metadata(benign_keys(20_000)), "cpp:Node"),
     Case("0.68 MB of unterminated wrapper calls", _unterminated_calls,
-         "from externspec.abi import aoti_package; aoti_package.parse_wrapper_calls(data.decode())"),
+         "from externspec import aoti; aoti.parse_wrapper_calls(data.decode())"),
     Case("package: 512 MiB wrapper.cpp (deflated)", lambda: _inflating_package(512 << 20),
-         "from externspec.abi import aoti_package; aoti_package.read_package(sys.argv[1])"),
+         "from externspec import aoti; aoti.read_package(sys.argv[1])"),
     # es.cpp.AOTIRunner on a package (the input is the whole .pt2; issue 26 items 3, 4, 10)
     Case("package: 16 MiB of [ as metadata", _package_member(".wrapper_metadata.json", lambda: b"[" * (16 << 20)),
          RUNNER_LOAD, RUNNER_SETUP),

@@ -30,8 +30,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import externspec as es
+from externspec import aoti
 from externspec._cache import cache_dir
-from externspec.abi import aoti_package
 
 NS = "externspec_demo"
 _lib = torch.library.Library(NS, "DEF")
@@ -231,7 +231,7 @@ def part_c() -> bool:
             torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp))
             tmp.replace(package_path)
         print(f"  compiled in {time.perf_counter() - t0:.0f} s: {package_path}")
-    package = aoti_package.read_package(package_path)
+    package = aoti.read_package(package_path)
     executor = es.ProxyExecutor(package.nodes)
     print(f"  extern file: {len(package.json_text)} bytes, {len(package.nodes.nodes)} nodes, no schema_version "
           f"(torch-written: read under the 1.0 baseline); {len(package.calls)} wrapper calls")
@@ -240,7 +240,7 @@ def part_c() -> bool:
     for line in table(rows, ["call", "target", "int array", "tensor handles"]):
         print("  " + line)
     x, y = inputs()
-    got = aoti_package.replay_extern_calls(package, executor.call_function, [x, y])
+    got = aoti.replay_extern_calls(package, executor.call_function, [x, y])
     want = flat(DemoModel()(x, y))
     vs_eager = max_diff(got, want)
     print(f"  externspec executor vs eager: max |diff| = {vs_eager:g}")

@@ -21,15 +21,15 @@ import pytest
 import torch
 
 import externspec as es
-from externspec.abi import aoti_package
+from externspec import aoti
 from tests.support import aoti_models
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def package() -> aoti_package.ExternPackage:
-    return aoti_package.read_package(aoti_models.compiled_package())
+def package() -> aoti.ExternPackage:
+    return aoti.read_package(aoti_models.compiled_package())
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def normalized(node: es.Node) -> dict[str, Any]:
     return scrub(doc)
 
 
-def matching(package: aoti_package.ExternPackage, target: str) -> int:
+def matching(package: aoti.ExternPackage, target: str) -> int:
     (index,) = [i for i, n in enumerate(package.nodes.nodes) if n.node.target == target]
     return index
 
@@ -101,7 +101,7 @@ def test_torch_writes_c10_enum_defaults_that_its_loader_rejects(package, ours) -
 
 def test_executor_runs_torchs_extern_file_with_the_wrapper_arrays(package) -> None:
     ex = es.ProxyExecutor(package.nodes)
-    got = aoti_package.replay_extern_calls(package, ex.call_function, list(aoti_models.example_inputs()))
+    got = aoti.replay_extern_calls(package, ex.call_function, list(aoti_models.example_inputs()))
     want = aoti_models.run_eager()
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
@@ -121,7 +121,7 @@ def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(ma
     (its own runner then fails). Both executors lay a torch-written file out by that rule, decided
     at load, and read the values from the arrays; a versioned file stays strict."""
     path = aoti_models.compiled_package(aoti_models.KwOnlyFixed)
-    package = aoti_package.read_package(path)
+    package = aoti.read_package(path)
     (node,) = package.nodes.nodes
     assert [i.name for i in node.node.inputs] == ["x", "p"]  # every kwarg-only default omitted
     (call,) = package.calls

@@ -1,4 +1,4 @@
-"""`externspec.abi.aoti_package.read_package` on packages that lie: every member it reads is bounded by the size
+"""`externspec.aoti.read_package` on packages that lie: every member it reads is bounded by the size
 the zip's directory records (checked before inflating), read no further than that size, and CRC
 checked; a missing, repeated or oversized member is a `PackageError` naming it (issue 26, item 8:
 a 2 MB package cost +1.0 GB, and a package without the wrapper source raised KeyError)."""
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec.abi import aoti_package
+from externspec import aoti
 
 MODEL = "pkg/data/aotinductor/model/abc"
 X = torch.arange(4.0)
@@ -52,12 +52,12 @@ def lie_about_size(path: Path, member: str, size: int) -> None:
 
 def test_reads_a_package(tmp_path: Path) -> None:
     spec, source = spec_and_source()
-    package = aoti_package.read_package(write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec,
+    package = aoti.read_package(write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec,
                                                                    f"{MODEL}.wrapper.cpp": source}))
     assert package.json_text == spec
-    assert package.calls == (aoti_package.WrapperCall(0, (), ("arg0_1", "arg0_1", "buf0")),)
+    assert package.calls == (aoti.WrapperCall(0, (), ("arg0_1", "arg0_1", "buf0")),)
     assert package.input_names == ("arg0_1",) and package.output_names == ("buf0",)
-    (got,) = aoti_package.replay_extern_calls(package, es.ProxyExecutor(package.nodes).call_function, [X])
+    (got,) = aoti.replay_extern_calls(package, es.ProxyExecutor(package.nodes).call_function, [X])
     assert torch.equal(got, X * X)
 
 
@@ -66,7 +66,7 @@ def test_a_package_without_the_wrapper_source(tmp_path: Path) -> None:
     path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec})
     with pytest.raises(es.PackageError, match=rf"p\.pt2: member '{MODEL}\.wrapper\.cpp' is missing \(the calls are "
                                               "read from the generated wrapper source\\)"):
-        aoti_package.read_package(path)
+        aoti.read_package(path)
 
 
 @pytest.mark.parametrize("repeated", ["json", "cpp"])
@@ -76,23 +76,23 @@ def test_a_repeated_member(tmp_path: Path, repeated: str) -> None:
     with pytest.warns(UserWarning, match="Duplicate name"):
         path = write_package(tmp_path / "p.pt2", members)
     with pytest.raises(es.PackageError, match=r"expected one .*wrapper\.json, found|\.wrapper\.cpp' appears 2 times"):
-        aoti_package.read_package(path)
+        aoti.read_package(path)
 
 
 def test_sizes_are_checked_before_inflating(tmp_path: Path) -> None:
     """64 MiB + 1 of wrapper source (64 KiB deflated) is refused from the directory: nothing is inflated."""
     spec, _ = spec_and_source()
-    big = b" " * (aoti_package.MAX_SOURCE_BYTES + 1)
+    big = b" " * (aoti.MAX_SOURCE_BYTES + 1)
     path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec, f"{MODEL}.wrapper.cpp": big})
     del big
     assert path.stat().st_size < 1 << 20
     with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.cpp: 67108865 bytes, over the limit of 67108864"
                                               r" bytes \(max_source_bytes\)") as refused:
-        aoti_package.read_package(path)
+        aoti.read_package(path)
     assert refused.value.source == f"{path}!{MODEL}.wrapper.cpp"  # the place as data, the sentence without it
     assert refused.value.message == "67108865 bytes, over the limit of 67108864 bytes (max_source_bytes)"
     with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.json: \d+ bytes, over the limit of 100 bytes"):
-        aoti_package.read_package(path, max_spec_bytes=100)
+        aoti.read_package(path, max_spec_bytes=100)
 
 
 @pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED], ids=["stored", "deflated"])
@@ -106,16 +106,16 @@ def test_a_member_whose_directory_lies(tmp_path: Path, method: int, member: str,
     path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec, f"{MODEL}.wrapper.cpp": source}, method)
     lie_about_size(path, name, len(spec if member == "json" else source) + delta)
     with pytest.raises(es.PackageError, match=rf"p\.pt2!{name}: "):
-        aoti_package.read_package(path)
+        aoti.read_package(path)
 
 
 def test_not_a_zip_and_not_utf8(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pt2"
     bad.write_bytes(b"not a zip")
     with pytest.raises(es.PackageError, match=r"bad\.pt2: not a readable zip archive"):
-        aoti_package.read_package(bad)
+        aoti.read_package(bad)
     spec, source = spec_and_source()
     path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec,
                                               f"{MODEL}.wrapper.cpp": source.encode() + b"\xff"})
     with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.cpp: not UTF-8 at byte {len(source)}"):
-        aoti_package.read_package(path)
+        aoti.read_package(path)

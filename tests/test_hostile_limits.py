@@ -51,7 +51,7 @@ def test_wrapper_calls_are_read_in_linear_time() -> None:
     junk = "aoti_torch_proxy_executor_call_function(proxy_executor, 1, 1, std::array<int64_t, 1>{" * 80_000
     child = textwrap.dedent("""
         import sys
-        from externspec.abi.aoti_package import parse_wrapper_calls
+        from externspec.aoti import parse_wrapper_calls
         calls = parse_wrapper_calls(sys.stdin.read())
         print([(c.index, c.int_args, c.tensor_names) for c in calls])
     """)

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 import externspec as es
-from externspec.abi import aoti_package, split_target
+from externspec import aoti
+from externspec.abi import split_target
 from externspec.cli.commands.inspect import describe
 from tests.support import aoti_models, artifacts
 from tests.support import custom_ops as co  # noqa: F401 (registers the ops the replay calls use)
@@ -61,7 +62,7 @@ SPECS: list[Any] = [
     *[pytest.param(lambda c=c: built(*c[1:]), id=f"replay-{c[0]}") for c in CALLS],
     pytest.param(lambda: index_add(None), id="torch-written-index_add-without-alpha"),
     pytest.param(lambda: index_add(es.SCHEMA_VERSION), id="versioned-index_add-without-alpha"),
-    *[pytest.param(lambda model=model: aoti_package.read_package(aoti_models.compiled_package(model)).nodes,
+    *[pytest.param(lambda model=model: aoti.read_package(aoti_models.compiled_package(model)).nodes,
                    id=f"aoti-{model.__name__}", marks=pytest.mark.slow)
       for model in (aoti_models.AllOps, aoti_models.KwOnlyFixed)],
     pytest.param(lambda: es.loads(artifacts.read_member(artifacts.aoti_package(), ".wrapper.json"),

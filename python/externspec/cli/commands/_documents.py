@@ -23,8 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 import externspec as es
-from externspec import wire
-from externspec.abi import aoti_package
+from externspec import aoti, wire
 from externspec.wire import version as _version
 
 if TYPE_CHECKING:
@@ -167,7 +166,7 @@ def open_archive(path: str, f: IO[bytes]) -> zipfile.ZipFile:
     try:
         archive = zipfile.ZipFile(f)
         archive.infolist()
-    except aoti_package.ZIP_ERRORS as e:
+    except aoti.ZIP_ERRORS as e:
         raise InputError(path, f"cannot read the archive: {e}") from None
     return archive
 
@@ -178,11 +177,11 @@ def member_type(name: str) -> type[BaseModel] | None:
 
 
 def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> bytes:
-    """A schema member's bytes, at most the size limit, read as `externspec.abi.aoti_package` reads a package's members;
+    """A schema member's bytes, at most the size limit, read as `externspec.aoti` reads a package's members;
     InputError naming `label` when it cannot be (too large by its header, encrypted, an unknown
     compression, corrupt, not the size its header records)."""
     try:
-        return aoti_package.read_member(archive, info, _limit(), label, limit_name="externspec.wire.MAX_JSON_BYTES")
+        return aoti.read_member(archive, info, _limit(), label, limit_name="externspec.wire.MAX_JSON_BYTES")
     except es.PackageError as e:
         raise InputError(label, e.message) from None
 

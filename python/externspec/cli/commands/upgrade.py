@@ -25,7 +25,7 @@ import zipfile
 from types import ModuleType
 from typing import IO
 
-from ...abi.aoti_package import ZIP_ERRORS
+from ...aoti import ZIP_ERRORS
 from ._output import OutputError, open_output, write_output
 
 NAME = "upgrade"
