@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -79,3 +81,15 @@ def test_unmapped_values_are_errors() -> None:
         tt.dtype_from_scalar_type(17)
     with pytest.raises(es.UnsupportedError, match="c10 Layout number 99"):
         tt.layout_from_c10(99)
+
+
+def test_enum_table_file_is_read_strictly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch_enums.def (shared with the C++ executor) is data: an entry of the wrong shape is an
+    error naming its line, not a table with a hole."""
+    bad = tmp_path / "torch_enums.def"
+    bad.write_text("#define ES_LAYOUT(member, attribute, c10_name)\n"
+                   "ES_SCALAR_TYPE(BYTE, uint8, Byte)\n"
+                   "ES_LAYOUT(Strided)\n")
+    monkeypatch.setattr(tt, "TORCH_ENUMS_FILE", bad)
+    with pytest.raises(ValueError, match=r"torch_enums.def:3: malformed ES_LAYOUT entry: Strided"):
+        tt._torch_names()

@@ -13,15 +13,12 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from ..cpp_include import get_include
+from .._def_file import TORCH_DEF_DIR, entries
 from ..errors import SpecMismatchError
 
-POLICY_FILE = Path(get_include()) / "externspec" / "torch" / "op_policy.def"
+POLICY_FILE = TORCH_DEF_DIR / "op_policy.def"
 
-_ENTRY = re.compile(r"(ES_[A-Z]+)\((.*)\)\Z")
-_FIELD = re.compile(r'\s*(?:"([^"\\]*)"|(\w+))\s*(?:,|\Z)')
 _PATTERN = re.compile(r"[A-Za-z_]\w*::(?:\*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\Z")
 
 
@@ -40,31 +37,13 @@ class Policy:
     limits: dict[str, int]
 
 
-def _fields(text: str, line: int) -> list[str]:
-    fields, pos = [], 0
-    while pos < len(text):
-        m = _FIELD.match(text, pos)
-        if m is None:
-            raise ValueError(f"{POLICY_FILE}:{line}: cannot read the fields of `{text}`")
-        fields.append(m.group(1) if m.group(1) is not None else m.group(2))
-        pos = m.end()
-    return fields
-
-
 @functools.cache
 def policy() -> Policy:
     denied: dict[str, str] = {}
     reviewed: dict[str, str] = {}
     guards: list[Guard] = []
     limits: dict[str, int] = {}
-    for line, raw in enumerate(POLICY_FILE.read_text(encoding="utf-8").splitlines(), 1):
-        text = raw.strip()
-        if not text or text.startswith("//"):
-            continue
-        m = _ENTRY.match(text)
-        if m is None:
-            raise ValueError(f"{POLICY_FILE}:{line}: not a policy entry: `{text}`")
-        kind, fields = m.group(1), _fields(m.group(2), line)
+    for where, kind, fields in entries(POLICY_FILE):
         if kind in ("ES_DENY", "ES_REVIEWED") and len(fields) == 2:
             (denied if kind == "ES_DENY" else reviewed)[fields[0]] = fields[1]
         elif kind == "ES_GUARD" and len(fields) == 6:
@@ -74,7 +53,7 @@ def policy() -> Policy:
         elif kind == "ES_LIMIT" and len(fields) == 2:
             limits[fields[0]] = int(fields[1])
         else:
-            raise ValueError(f"{POLICY_FILE}:{line}: malformed {kind} entry: `{text}`")
+            raise ValueError(f"{where}: malformed {kind} entry: {', '.join(fields)}")
     return Policy(denied, reviewed, tuple(guards), limits)
 
 

@@ -1,9 +1,10 @@
 """Conversions between torch's dtype/layout/memory-format/device objects and the schema enums.
 
-Every conversion goes through a table keyed by *name*. Two numberings are in play and must never
-be mixed: the file format's (`es.ScalarType.LONG == 5`) and c10's (`c10::ScalarType::Long == 4`).
-torch reports enum defaults of op schemas in c10's numbering (`randint`'s `dtype=long` reads back
-as 4, which is `INT` in the file format), so those go through `*_from_c10` first.
+Every conversion goes through a table keyed by *name*: `include/externspec/torch/torch_enums.def`,
+which the C++ executor #includes too. Two numberings are in play and must never be mixed: the file
+format's (`es.ScalarType.LONG == 5`) and c10's (`c10::ScalarType::Long == 4`). torch reports enum
+defaults of op schemas in c10's numbering (`randint`'s `dtype=long` reads back as 4, which is `INT`
+in the file format), so those go through `*_from_c10` first.
 """
 
 from __future__ import annotations
@@ -12,30 +13,30 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from . import op_policy
+from .._def_file import TORCH_DEF_DIR, entries
 from .._generated.models import Device, Layout, MemoryFormat, ScalarType
 from ..errors import UnsupportedError
-from . import op_policy
 
 if TYPE_CHECKING:
     from . import ArgType
 
-# Schema enum member name -> torch attribute name.
-_SCALAR_TYPE_NAMES: dict[str, str] = {
-    "BYTE": "uint8", "CHAR": "int8", "SHORT": "int16", "INT": "int32", "LONG": "int64",
-    "HALF": "float16", "FLOAT": "float32", "DOUBLE": "float64", "COMPLEXHALF": "complex32",
-    "COMPLEXFLOAT": "complex64", "COMPLEXDOUBLE": "complex128", "BOOL": "bool", "BFLOAT16": "bfloat16",
-    "UINT16": "uint16", "FLOAT8E4M3FN": "float8_e4m3fn", "FLOAT8E5M2": "float8_e5m2",
-    "FLOAT8E4M3FNUZ": "float8_e4m3fnuz", "FLOAT8E5M2FNUZ": "float8_e5m2fnuz",
-    "FLOAT8E8M0FNU": "float8_e8m0fnu", "UINT32": "uint32", "UINT64": "uint64",
-}
-_LAYOUT_NAMES: dict[str, str] = {
-    "SparseCoo": "sparse_coo", "SparseCsr": "sparse_csr", "SparseCsc": "sparse_csc",
-    "SparseBsr": "sparse_bsr", "SparseBsc": "sparse_bsc", "_mkldnn": "_mkldnn", "Strided": "strided",
-}
-_MEMORY_FORMAT_NAMES: dict[str, str] = {
-    "ContiguousFormat": "contiguous_format", "ChannelsLast": "channels_last",
-    "ChannelsLast3d": "channels_last_3d", "PreserveFormat": "preserve_format",
-}
+TORCH_ENUMS_FILE = TORCH_DEF_DIR / "torch_enums.def"
+
+
+def _torch_names() -> dict[str, dict[str, str]]:
+    """Per macro of torch_enums.def (ES_SCALAR_TYPE, ES_LAYOUT, ES_MEMORY_FORMAT): schema member
+    name -> torch attribute name. The c10 names are the C++ side's; torch's Python values are
+    found by attribute."""
+    tables: dict[str, dict[str, str]] = {"ES_SCALAR_TYPE": {}, "ES_LAYOUT": {}, "ES_MEMORY_FORMAT": {}}
+    for where, kind, fields in entries(TORCH_ENUMS_FILE):
+        if kind not in tables or len(fields) != 3:
+            raise ValueError(f"{where}: malformed {kind} entry: {', '.join(fields)}")
+        tables[kind][fields[0]] = fields[1]
+    return tables
+
+
+_NAMES = _torch_names()
 
 # c10's own enum order (c10/core/ScalarType.h, Layout.h, MemoryFormat.h), by torch attribute name.
 # Only used to read defaults that torch reports as c10 integers; tests check it against torch.
@@ -58,9 +59,9 @@ def _table(enum: Any, names: dict[str, str]) -> tuple[dict[Any, Any], dict[Any, 
     return to_torch, {v: k for k, v in to_torch.items()}
 
 
-_DTYPE_OF, _SCALAR_TYPE_OF = _table(ScalarType, _SCALAR_TYPE_NAMES)
-_LAYOUT_OF, _SCHEMA_LAYOUT_OF = _table(Layout, _LAYOUT_NAMES)
-_MEMORY_FORMAT_OF, _SCHEMA_MEMORY_FORMAT_OF = _table(MemoryFormat, _MEMORY_FORMAT_NAMES)
+_DTYPE_OF, _SCALAR_TYPE_OF = _table(ScalarType, _NAMES["ES_SCALAR_TYPE"])
+_LAYOUT_OF, _SCHEMA_LAYOUT_OF = _table(Layout, _NAMES["ES_LAYOUT"])
+_MEMORY_FORMAT_OF, _SCHEMA_MEMORY_FORMAT_OF = _table(MemoryFormat, _NAMES["ES_MEMORY_FORMAT"])
 
 
 def _show(enum: Any, value: Any) -> str:

@@ -13,49 +13,27 @@ namespace externspec {
 namespace {
 
 template <class E, class C, std::size_t N>
-C by_name(E value, const std::pair<std::string_view, C> (&table)[N], const char* what, const char* torch_what) {
-  std::string_view name = externspec::to_string(value);
-  for (const auto& [n, c] : table)
-    if (!name.empty() && n == name) return c;
+C convert(E value, const std::pair<E, C> (&table)[N], const char* what, const char* torch_what) {
+  for (const auto& [member, c] : table)
+    if (member == value) return c;
   // Python's wording: "ScalarType 0 (UNKNOWN) names no torch dtype".
+  std::string_view name = externspec::to_string(value);
   throw UnsupportedError(std::string(what) + " " + std::to_string(static_cast<std::int64_t>(value)) + " (" +
                          (name.empty() ? std::string("?") : std::string(name)) + ") names no torch " + torch_what);
 }
 
-// Schema member name -> c10 value (torch_types._SCALAR_TYPE_NAMES etc.).
-const std::pair<std::string_view, c10::ScalarType> kScalarTypes[] = {
-    {"BYTE", c10::ScalarType::Byte},
-    {"CHAR", c10::ScalarType::Char},
-    {"SHORT", c10::ScalarType::Short},
-    {"INT", c10::ScalarType::Int},
-    {"LONG", c10::ScalarType::Long},
-    {"HALF", c10::ScalarType::Half},
-    {"FLOAT", c10::ScalarType::Float},
-    {"DOUBLE", c10::ScalarType::Double},
-    {"COMPLEXHALF", c10::ScalarType::ComplexHalf},
-    {"COMPLEXFLOAT", c10::ScalarType::ComplexFloat},
-    {"COMPLEXDOUBLE", c10::ScalarType::ComplexDouble},
-    {"BOOL", c10::ScalarType::Bool},
-    {"BFLOAT16", c10::ScalarType::BFloat16},
-    {"UINT16", c10::ScalarType::UInt16},
-    {"FLOAT8E4M3FN", c10::ScalarType::Float8_e4m3fn},
-    {"FLOAT8E5M2", c10::ScalarType::Float8_e5m2},
-    {"FLOAT8E4M3FNUZ", c10::ScalarType::Float8_e4m3fnuz},
-    {"FLOAT8E5M2FNUZ", c10::ScalarType::Float8_e5m2fnuz},
-    {"FLOAT8E8M0FNU", c10::ScalarType::Float8_e8m0fnu},
-    {"UINT32", c10::ScalarType::UInt32},
-    {"UINT64", c10::ScalarType::UInt64},
+// Schema member -> c10 value, from the data torch_types.py reads too.
+const std::pair<ScalarType, c10::ScalarType> kScalarTypes[] = {
+#define ES_SCALAR_TYPE(member, attribute, c10_name) {ScalarType::member, c10::ScalarType::c10_name},
+#include <externspec/torch/torch_enums.def>
 };
-const std::pair<std::string_view, c10::Layout> kLayouts[] = {
-    {"SparseCoo", c10::kSparse},       {"SparseCsr", c10::kSparseCsr}, {"SparseCsc", c10::kSparseCsc},
-    {"SparseBsr", c10::kSparseBsr},    {"SparseBsc", c10::kSparseBsc}, {"_mkldnn", c10::kMkldnn},
-    {"Strided", c10::kStrided},
+const std::pair<Layout, c10::Layout> kLayouts[] = {
+#define ES_LAYOUT(member, attribute, c10_name) {Layout::member, c10::Layout::c10_name},
+#include <externspec/torch/torch_enums.def>
 };
-const std::pair<std::string_view, c10::MemoryFormat> kMemoryFormats[] = {
-    {"ContiguousFormat", c10::MemoryFormat::Contiguous},
-    {"ChannelsLast", c10::MemoryFormat::ChannelsLast},
-    {"ChannelsLast3d", c10::MemoryFormat::ChannelsLast3d},
-    {"PreserveFormat", c10::MemoryFormat::Preserve},
+const std::pair<MemoryFormat, c10::MemoryFormat> kMemoryFormats[] = {
+#define ES_MEMORY_FORMAT(member, attribute, c10_name) {MemoryFormat::member, c10::MemoryFormat::c10_name},
+#include <externspec/torch/torch_enums.def>
 };
 
 [[noreturn]] void unknown_c10(const char* what, std::int64_t value) {
@@ -64,9 +42,9 @@ const std::pair<std::string_view, c10::MemoryFormat> kMemoryFormats[] = {
 
 }  // namespace
 
-c10::ScalarType to_c10(ScalarType value) { return by_name(value, kScalarTypes, "ScalarType", "dtype"); }
-c10::Layout to_c10(Layout value) { return by_name(value, kLayouts, "Layout", "layout"); }
-c10::MemoryFormat to_c10(MemoryFormat value) { return by_name(value, kMemoryFormats, "MemoryFormat", "memory format"); }
+c10::ScalarType to_c10(ScalarType value) { return convert(value, kScalarTypes, "ScalarType", "dtype"); }
+c10::Layout to_c10(Layout value) { return convert(value, kLayouts, "Layout", "layout"); }
+c10::MemoryFormat to_c10(MemoryFormat value) { return convert(value, kMemoryFormats, "MemoryFormat", "memory format"); }
 
 #define ES_DENY(pattern, reason)
 #define ES_GUARD(op, arg, value, arg2, value2, reason)

@@ -1,0 +1,44 @@
+"""The `.def` data files under `include/externspec/torch/`, which the C++ sources #include with
+their macros defined (X-macros) and Python reads with `entries`: one `ES_NAME(field, ...)` entry a
+line; `//` comments, preprocessor lines (`#...`: the defaults of the macros) and blank lines are
+ignored. A field is an identifier, a number or a string in double
+quotes without escapes. Data both languages need is written once there (op_policy.def,
+torch_enums.def)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from .cpp_include import get_include
+
+TORCH_DEF_DIR = Path(get_include()) / "externspec" / "torch"
+
+_ENTRY = re.compile(r"(ES_[A-Z_]+)\((.*)\)\Z")
+_FIELD = re.compile(r'\s*(?:"([^"\\]*)"|(\w+))\s*(?:,|\Z)')
+
+
+def _fields(text: str, where: str) -> list[str]:
+    fields, pos = [], 0
+    while pos < len(text):
+        m = _FIELD.match(text, pos)
+        if m is None:
+            raise ValueError(f"{where}: cannot read the fields of `{text}`")
+        fields.append(m.group(1) if m.group(1) is not None else m.group(2))
+        pos = m.end()
+    return fields
+
+
+def entries(path: Path) -> Iterator[tuple[str, str, list[str]]]:
+    """(`file:line`, macro name, fields) of each entry of `path`; ValueError naming the line for
+    anything else."""
+    for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = raw.strip()
+        if not text or text.startswith(("//", "#")):
+            continue
+        where = f"{path}:{line}"
+        m = _ENTRY.match(text)
+        if m is None:
+            raise ValueError(f"{where}: not an entry: `{text}`")
+        yield where, m.group(1), _fields(m.group(2), where)
