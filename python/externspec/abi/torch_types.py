@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from . import op_policy
 from .._def_file import TORCH_DEF_DIR, entries
 from .._generated.models import Device, Layout, MemoryFormat, ScalarType
 from ..errors import UnsupportedError
+from . import op_policy
 
 if TYPE_CHECKING:
     from . import ArgType
