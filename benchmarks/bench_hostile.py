@@ -93,10 +93,10 @@ def _inflating_package(source_bytes: int) -> bytes:
 
 def _thrift_version_doc(major: int) -> bytes:
     import externspec as es
-    from externspec import thrift_codec
+    from externspec import thrift
 
     doc = es.ExternKernelNodes(nodes=[], schema_version=es.SchemaVersion(major=major, minor=0))
-    return thrift_codec.dumps(doc, "binary")
+    return thrift.dumps(doc, "binary")
 
 
 def _package(edit: Callable[[str], tuple[bytes, int] | None]) -> bytes:
@@ -151,14 +151,14 @@ RUNNER_LOAD = "es.cpp.AOTIRunner(sys.argv[1])"
 CASES = (
     Case("schema_version.major = -10**15 (JSON)", _version_doc, PY_LOADS),
     Case("schema_version.major = -10**15 (Thrift)", lambda: _thrift_version_doc(-10**15),
-         "thrift_codec.loads(data, es.ExternKernelNodes, 'binary')"),
+         "thrift.loads(data, es.ExternKernelNodes, 'binary')"),
     Case("1 MB of type errors", lambda: _type_errors(1 << 20), PY_LOADS),
     Case("1 MB of type errors", lambda: _type_errors(1 << 20), "cpp:ExternKernelNodes"),
     Case("5 MB unversioned, unknown keys", lambda: _unknown_keys(5 << 20), PY_LOADS),
     Case("1 MB Thrift compact, empty structs", lambda: _thrift_empty_structs("compact", 1 << 20),
-         "thrift_codec.loads(data, es.ExternKernelNodes, 'compact')"),
+         "thrift.loads(data, es.ExternKernelNodes, 'compact')"),
     Case("1 MB Thrift binary, empty structs", lambda: _thrift_empty_structs("binary", 1 << 20),
-         "thrift_codec.loads(data, es.ExternKernelNodes, 'binary')"),
+         "thrift.loads(data, es.ExternKernelNodes, 'binary')"),
     Case("20k flooding map keys", lambda: node_with_metadata(flooding_keys(20_000)), "cpp:Node"),
     Case("20k benign map keys", lambda: node_with_metadata(benign_keys(20_000)), "cpp:Node"),
     Case("0.68 MB of unterminated wrapper calls", _unterminated_calls,
@@ -226,8 +226,8 @@ SHAPE_DECODERS = {
                      "serialize._dict_to_dataclass(getattr(schema, T), json.loads(data))"),
     "torch C++": ("cpp:torch", ""),
     # The same document re-encoded (in the parent) in each Thrift protocol; the ratio is over that size.
-    "Thrift binary": ("thrift:binary", "thrift_codec.loads(data, getattr(es, T), 'binary')"),
-    "Thrift compact": ("thrift:compact", "thrift_codec.loads(data, getattr(es, T), 'compact')"),
+    "Thrift binary": ("thrift:binary", "thrift.loads(data, getattr(es, T), 'binary')"),
+    "Thrift compact": ("thrift:compact", "thrift.loads(data, getattr(es, T), 'compact')"),
 }
 
 _CHILD = """
@@ -240,7 +240,7 @@ from benchmarks.timing import peak_rss_growth
 data = open(sys.argv[1], 'rb').read()
 T = sys.argv[2] if len(sys.argv) > 2 else None
 import externspec as es
-from externspec import thrift_codec
+from externspec import thrift
 {setup}
 def call():
     start = time.perf_counter()
@@ -329,14 +329,14 @@ def measure_shape(shape: Shape, decoder: str, path: Path) -> tuple[float, int, s
 def _thrift_encoding(path: Path, type_name: str, protocol: str) -> Path | None:
     """The JSON document at `path` encoded in `protocol`, written beside it (None if it is invalid)."""
     import externspec as es
-    from externspec import thrift_codec
+    from externspec import thrift
 
     try:
         model = es.loads(path.read_bytes(), getattr(es, type_name))
     except es.DecodeError:
         return None
     out = path.with_name(f"{path.name}.{protocol}")
-    out.write_bytes(thrift_codec.dumps(model, protocol))  # type: ignore[arg-type]
+    out.write_bytes(thrift.dumps(model, protocol))  # type: ignore[arg-type]
     return out
 
 

@@ -1,7 +1,7 @@
 """Wire formats: size, decode and encode time of one ~10 MB ExportedProgram in JSON vs Thrift.
 
 The same document (benchmarks/gen_program.py, 10k nodes) in externspec's three formats: JSON
-(`es.loads`/`es.dumps`, pydantic-core), Thrift binary and Thrift compact (`externspec.thrift_codec`,
+(`es.loads`/`es.dumps`, pydantic-core), Thrift binary and Thrift compact (`externspec.thrift`,
 pure Python readers feeding one pydantic-core validation). Every decode includes full validation
 into the models. As an anchor, thriftpy2's Cython binary protocol decodes the same binary bytes
 into its own unvalidated objects (loading the same IDL). Best of REPEATS, GC paused for all.
@@ -25,7 +25,7 @@ def measure(nodes: int = NODES) -> dict[str, dict[str, float]]:
     sys.path.insert(0, str(ROOT))
     import externspec as es
     from benchmarks.gen_program import make_exported_program
-    from externspec import thrift_codec
+    from externspec import thrift
 
     text = json.dumps(make_exported_program(nodes, seed=nodes)).encode()
     model = es.loads(text, es.ExportedProgram)
@@ -34,21 +34,21 @@ def measure(nodes: int = NODES) -> dict[str, dict[str, float]]:
     results["json"] = {"bytes": len(json_out), "decode": best_of(lambda: es.loads(json_out, es.ExportedProgram),
                                                                    REPEATS),
                        "encode": best_of(lambda: es.dumps(model), REPEATS)}
-    for protocol in thrift_codec.PROTOCOLS:
-        data = thrift_codec.dumps(model, protocol)
-        assert thrift_codec.loads(data, es.ExportedProgram, protocol) == model  # measure a correct codec
+    for protocol in thrift.PROTOCOLS:
+        data = thrift.dumps(model, protocol)
+        assert thrift.loads(data, es.ExportedProgram, protocol) == model  # measure a correct codec
         results[protocol] = {
             "bytes": len(data),
-            "decode": best_of(lambda data=data, p=protocol: thrift_codec.loads(data, es.ExportedProgram, p),
+            "decode": best_of(lambda data=data, p=protocol: thrift.loads(data, es.ExportedProgram, p),
                               REPEATS),
-            "encode": best_of(lambda p=protocol: thrift_codec.dumps(model, p), REPEATS),
+            "encode": best_of(lambda p=protocol: thrift.dumps(model, p), REPEATS),
         }
     import thriftpy2
     from thriftpy2.protocol import TCyBinaryProtocolFactory
     from thriftpy2.utils import deserialize, serialize
 
     idl = thriftpy2.load(str(ROOT / "schema/externspec.thrift"), module_name="bench_wire_thrift")
-    binary = thrift_codec.dumps(model, "binary")
+    binary = thrift.dumps(model, "binary")
     factory = TCyBinaryProtocolFactory()
     theirs = deserialize(idl.ExportedProgram(), binary, factory)
     assert serialize(theirs, factory) == binary
@@ -61,8 +61,8 @@ def measure(nodes: int = NODES) -> dict[str, dict[str, float]]:
 def run() -> list[str]:
     r = measure()
     base = r["json"]
-    rows = [("JSON (es.loads / es.dumps)", "json"), ("Thrift binary (thrift_codec)", "binary"),
-            ("Thrift compact (thrift_codec)", "compact"), ("thriftpy2 Cython binary, no validation", "thriftpy2")]
+    rows = [("JSON (es.loads / es.dumps)", "json"), ("Thrift binary (externspec.thrift)", "binary"),
+            ("Thrift compact (externspec.thrift)", "compact"), ("thriftpy2 Cython binary, no validation", "thriftpy2")]
     lines = [
         f"Wire formats: one {base['bytes'] / 1e6:.1f} MB ({NODES} node) ExportedProgram; decode = bytes -> validated "
         f"models; best of {REPEATS}, GC paused",

@@ -128,7 +128,7 @@ def _emit_struct(schema: ir.Schema, s: ir.Struct) -> list[str]:
         names = ", ".join(f'"{f.name}"' for f in s.fields)
         out.append(f"    MEMBERS: ClassVar[tuple[str, ...]] = ({names}{',' if len(s.fields) == 1 else ''})")
         out.append("")
-    if s.version_policy:  # read by externspec.version.policy_for
+    if s.version_policy:  # read by externspec.wire.version.policy_for
         out += [f'    VERSION_POLICY: ClassVar[str] = "{s.version_policy}"', ""]
     out += _thrift_fields(s)
     out += _field_docs(s)

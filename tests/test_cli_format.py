@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 import externspec as es
-from externspec import thrift_codec
-from externspec.commands import _report
+from externspec import thrift
+from externspec.cli.commands import _report
 from tests.support.versions import CURRENT_IDL, NEXT_MINOR_IDL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,7 +195,7 @@ def test_format_is_the_report_format_and_from_the_input_format(files: dict[str, 
     r = no_traceback(externspec("validate", "--format", "binary", str(files["good.json"])))
     assert r.returncode == 2 and "the input format is --from binary" in r.stderr
     compact = tmp_path / "spec.dat"
-    compact.write_bytes(thrift_codec.dumps(es.loads(json.dumps(GOOD), es.ExternKernelNodes), "compact"))
+    compact.write_bytes(thrift.dumps(es.loads(json.dumps(GOOD), es.ExternKernelNodes), "compact"))
     (result,) = results(externspec("validate", "--from", "compact", "--json", str(compact)))
     assert result["ok"] is True
     (result,) = results(externspec("inspect", "--no-slots", "--from", "compact", "--json", str(compact)))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import externspec as es
-from externspec.commands.inspect import describe
+from externspec.cli.commands.inspect import describe
 
 T = es.TensorArgument
 OUT = [es.Argument(as_tensor=T(name="out"))]

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import externspec as es
 from externspec import cli, wire
-from externspec.commands import _output
+from externspec.cli.commands import _output
 from externspec.errors import problem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,11 +81,11 @@ def test_a_command_imports_only_its_own_module(spec_file: Path) -> None:
             "from externspec.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    assert main(['--color', 'never', 'validate', sys.argv[1]]) == 0\n"
-            "print(sorted(m for m in sys.modules if m.startswith('externspec.commands.') and '._' not in m))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('externspec.cli.commands.') and '._' not in m))\n"
             "print('externspec.abi' in sys.modules, 'subprocess' in sys.modules)\n")
     r = python("-c", code, str(spec_file))
     assert r.returncode == 0, r.stderr.decode()
-    assert r.stdout.decode().splitlines() == ["['externspec.commands.validate']", "False False"]
+    assert r.stdout.decode().splitlines() == ["['externspec.cli.commands.validate']", "False False"]
 
 
 def test_every_command_is_listed_under_its_own_name() -> None:
@@ -120,9 +120,9 @@ def test_without_torch_the_torch_parts_say_so() -> None:
 
 
 def test_with_torch_the_lazy_names_are_the_real_ones() -> None:
-    from externspec import export, runtime
+    from externspec.abi import executor, exporter
 
-    assert es.SpecBuilder is export.SpecBuilder and es.ProxyExecutor is runtime.ProxyExecutor
+    assert es.SpecBuilder is exporter.SpecBuilder and es.ProxyExecutor is executor.ProxyExecutor
     assert {"SpecBuilder", "ProxyExecutor", "CallSite", "cpp"} <= set(dir(es))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         es.nope  # noqa: B018

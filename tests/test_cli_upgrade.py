@@ -30,7 +30,7 @@ def v2_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("v2")
     (out / "v2.thrift").write_text(v2_idl_text(), encoding="utf-8")
     code = emit_python.emit(compat.load(out / "v2.thrift"))["models.py"]
-    code += ("\n\nfrom externspec import upgrade as _upgrade\n"
+    code += ("\n\nfrom externspec.wire import upgrade as _upgrade\n"
              "from tests.compat.test_upgrade import rename_name_to_buffer as _rename\n"
              "_upgrade.register('ExternKernelNodes', 1)(_rename)\n")
     (out / f"{V2}.py").write_text(code, encoding="utf-8")

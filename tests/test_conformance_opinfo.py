@@ -18,7 +18,7 @@ import os
 import pytest
 
 import externspec as es
-from externspec import op_policy
+from externspec.abi import op_policy
 from tests.support import opinfo_replay
 
 PASS_RATE_FLOOR = 0.97

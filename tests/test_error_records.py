@@ -21,7 +21,7 @@ import pytest
 
 import externspec as es
 from externspec import cli
-from externspec.commands._documents import DOCUMENT_TYPES
+from externspec.cli.commands._documents import DOCUMENT_TYPES
 from externspec.errors import ERROR_KINDS
 from tests.support.executors import Executor
 

@@ -3,7 +3,7 @@ and the expected result or error (kind and whole message), run over both executo
 `executor` fixture. A difference between the two is a failure unless declared in
 tests/support/executors.py.
 
-The cases are the hostile inputs of the op policy (externspec/op_policy.py), load validation
+The cases are the hostile inputs of the op policy (externspec/abi/op_policy.py), load validation
 (node names, op-schema metadata, device indices) and call-time checks (returns)."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ _CHILD = textwrap.dedent("""
     import resource, sys
     resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
     import externspec as es
-    from externspec import thrift_codec
+    from externspec import thrift
     doc = es.ExternKernelNodes(nodes=[], schema_version=es.SchemaVersion(major={major}, minor=0))
     try:
         {call}
@@ -31,8 +31,8 @@ _CHILD = textwrap.dedent("""
 
 @pytest.mark.parametrize("major", [-10**15, 0])
 @pytest.mark.parametrize("call", ["es.loads(es.dumps(doc), es.ExternKernelNodes)",
-                                  "thrift_codec.loads(thrift_codec.dumps(doc), es.ExternKernelNodes)",
-                                  "thrift_codec.loads(thrift_codec.dumps(doc, 'compact'), es.ExternKernelNodes,"
+                                  "thrift.loads(thrift.dumps(doc), es.ExternKernelNodes)",
+                                  "thrift.loads(thrift.dumps(doc, 'compact'), es.ExternKernelNodes,"
                                   " 'compact')"])
 def test_a_major_below_one_is_a_version_error_at_once(major: int, call: str) -> None:
     proc = subprocess.run([sys.executable, "-c", _CHILD.format(limit=LIMIT, major=major, call=call)],

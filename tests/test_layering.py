@@ -11,17 +11,23 @@ The graph has one node per module of `externspec` (python/externspec, and codege
 * the parents a submodule import runs first (`externspec/__init__.py` before `externspec.wire`) are
   not edges: every module has them, and they would make every package a circle with its children.
 
-On that graph: no import circle anywhere; the runtime never imports the code generator; the executor
+On that graph: no import circle anywhere; the rooms (docs/architecture.md) import only downward,
+wire below thrift below abi below cli; the runtime never imports the code generator; the executor
 never imports the exporter; the emitters see only the IR and the pre-pass, so every "can this schema
-be emitted" decision happens before rendering.
+be emitted" decision happens before rendering. No code in the repository imports a module's old
+path (the deprecated aliases of externspec/_moved.py), and each old path is its new module.
 """
 
 from __future__ import annotations
 
 import ast
 import graphlib
+import importlib
 import itertools
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "python/externspec"
@@ -30,12 +36,22 @@ CODEGEN = ROOT / "codegen"
 SOURCES = {"externspec": PACKAGE, "externspec.codegen": CODEGEN}
 
 # The command-line front ends of the code generator and the compatibility checker.
-CODEGEN_FRONT_ENDS = {"externspec.commands.compat", "externspec.commands.generate"}
+CODEGEN_FRONT_ENDS = {"externspec.cli.commands.compat", "externspec.cli.commands.generate"}
 # What an emitter may import from codegen: the IR, the pre-pass and the error type.
 EMITTER_IMPORTS = {"ir", "naming", "errors"}
 EMITTERS = ("emit_python", "emit_cpp", "naming")
 
+# The rooms by flow, lowest first: a module may import its own room and the rooms below it.
+ROOMS = ("externspec.wire", "externspec.thrift", "externspec.abi", "externspec.cli")
+# Where the repository's Python lives besides the package: none of it may import an old path.
+OTHER_CODE = ("tests", "benchmarks", "examples")
+
 Edges = dict[str, dict[str, int]]  # module -> {imported module: line of its first import}
+
+
+def room_of(module: str) -> int | None:
+    """The level of the room holding `module` (an index into ROOMS), None for a top-level module."""
+    return next((level for level, room in enumerate(ROOMS) if module == room or module.startswith(room + ".")), None)
 
 
 def module_files() -> dict[str, Path]:
@@ -109,8 +125,8 @@ def test_the_cycle_finder_reports_each_circle() -> None:
 
 def test_the_graph_reads_function_level_and_type_checking_imports() -> None:
     edges, _ = import_graph()
-    assert "externspec.commands._ops" in edges["externspec.commands.check_spec"]  # inside a function
-    assert "externspec.runtime" in edges["externspec"]  # under `if TYPE_CHECKING:`
+    assert "externspec.cli.commands._ops" in edges["externspec.cli.commands.check_spec"]  # inside a function
+    assert "externspec.abi.executor" in edges["externspec"]  # under `if TYPE_CHECKING:`
 
 
 def test_runtime_never_imports_codegen() -> None:
@@ -123,7 +139,7 @@ def test_runtime_never_imports_codegen() -> None:
 
 def test_executor_never_imports_the_exporter() -> None:
     edges, _ = import_graph()
-    assert "externspec.export" not in edges["externspec.runtime"]
+    assert "externspec.abi.exporter" not in edges["externspec.abi.executor"]
 
 
 def test_emitters_import_only_the_ir_and_the_prepass() -> None:
@@ -131,3 +147,62 @@ def test_emitters_import_only_the_ir_and_the_prepass() -> None:
     for name in EMITTERS:
         local = {m.removeprefix("externspec.codegen.") for m in edges[f"externspec.codegen.{name}"]}
         assert local <= EMITTER_IMPORTS, (name, local - EMITTER_IMPORTS)
+
+
+def test_rooms_import_only_downward() -> None:
+    edges, files = import_graph()
+    upward = [f"{files[m].relative_to(ROOT)}:{line} imports {i} (room {ROOMS[room_of(i)]}, "
+              f"above {ROOMS[room_of(m)]})"
+              for m, imported in edges.items() if room_of(m) is not None
+              for i, line in imported.items()
+              if room_of(i) is not None and room_of(i) > room_of(m)]
+    assert not upward, "imports from a higher room:\n" + "\n".join(upward)
+
+
+def test_the_room_check_sees_each_room() -> None:
+    edges, _ = import_graph()
+    assert [room_of(m) for m in ("externspec.wire.version", "externspec.thrift", "externspec.abi.executor",
+                                 "externspec.cli.commands.inspect", "externspec.errors")] == [0, 1, 2, 3, None]
+    assert "externspec.wire" in edges["externspec.thrift"] and "externspec.abi.executor" in edges[
+        "externspec.cli.commands.inspect"]  # the rooms above do use the ones below
+
+
+def old_paths() -> dict[str, str]:
+    """The deprecated old module paths (`alias_module(__name__, "new")` in externspec/*.py) -> new path."""
+    out = {}
+    for path in sorted(PACKAGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "alias_module":
+                out[f"externspec.{path.stem}"] = ast.literal_eval(node.args[1])
+    return out
+
+
+def test_no_code_in_the_repository_imports_an_old_path() -> None:
+    old = old_paths()
+    edges, files = import_graph()
+    found = [f"{files[m].relative_to(ROOT)}:{line} imports {i}"
+             for m, imported in edges.items() if m not in old for i, line in imported.items() if i in old]
+    for folder in OTHER_CODE:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    named = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    named = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                else:
+                    continue
+                found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in named if n in old]
+    assert not found, "imports of deprecated old paths (import the new one):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("old", sorted(old_paths()))
+def test_an_old_path_warns_and_is_its_new_module(old: str) -> None:
+    new = old_paths()[old]
+    saved = sys.modules.pop(old, None)
+    try:
+        with pytest.deprecated_call(match=f"{old} moved to {new}"):
+            module = importlib.import_module(old)
+    finally:
+        if saved is not None:
+            sys.modules[old] = saved
+    assert module is importlib.import_module(new)

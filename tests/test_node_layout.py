@@ -21,7 +21,7 @@ import pytest
 import externspec as es
 from externspec import aoti
 from externspec.abi import split_target
-from externspec.commands.inspect import describe
+from externspec.cli.commands.inspect import describe
 from tests.support import aoti_models, artifacts
 from tests.support import custom_ops as co  # noqa: F401 (registers the ops the replay calls use)
 from tests.support.executors import Executor, slot_counts

@@ -10,7 +10,7 @@ import pytest
 
 import externspec as es
 from externspec.abi import OpName, split_target
-from externspec.runtime import node_layout, op_namespaces
+from externspec.abi.executor import node_layout, op_namespaces
 from tests.support.executors import Executor, slot_counts
 
 RELU = OpName("aten", "relu", "default")

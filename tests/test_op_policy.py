@@ -24,7 +24,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec import op_policy
+from externspec.abi import op_policy
 from tests.support import op_sweep
 from tests.support.executors import Executor
 

@@ -21,7 +21,7 @@ from thriftpy2.protocol import TBinaryProtocolFactory, TCompactProtocolFactory
 from thriftpy2.utils import deserialize, serialize
 
 import externspec as es
-from externspec import thrift_codec as tc
+from externspec import thrift as tc
 from tests.model_strategies import model as model_strategy
 from tests.support.versions import CURRENT, CURRENT_TEXT
 
@@ -347,8 +347,8 @@ def test_older_major_binary_goes_through_the_upgraders():
     import sys
     import tempfile
 
-    from externspec import upgrade
     from externspec.codegen import compat, emit_python
+    from externspec.wire import upgrade
     from tests.compat.test_upgrade import RENAMED_FROM, rename_name_to_buffer, v2_idl_text
 
     assert RENAMED_FROM in IDL.read_text()

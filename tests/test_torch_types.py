@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec import torch_types as tt
+from externspec.abi import torch_types as tt
 
 
 @pytest.mark.parametrize("member", [m for m in es.ScalarType if m is not es.ScalarType.UNKNOWN])

@@ -49,7 +49,7 @@ class Report:
             step = f'set SCHEMA_VERSION to {{"major": {e[0]}, "minor": {e[1]}}}{where}'
             if v.required == Bump.MAJOR:
                 step += (" and register an upgrader from major "
-                         f"{v.old[0] if v.old else '?'} in python/externspec/upgrade.py")
+                         f"{v.old[0] if v.old else '?'} in python/externspec/wire/upgrade.py")
             options.append(step)
         elif v.old is None or v.new is None:
             options.append('declare const SchemaVersion SCHEMA_VERSION = {"major": M, "minor": N} in both files')

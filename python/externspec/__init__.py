@@ -30,18 +30,18 @@ from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
 
 if TYPE_CHECKING:
     from . import cpp as cpp
+    from .abi.executor import ProxyExecutor as ProxyExecutor
+    from .abi.exporter import CallSite as CallSite
+    from .abi.exporter import SpecBuilder as SpecBuilder
     from .cpp_include import get_include as get_include
-    from .export import CallSite as CallSite
-    from .export import SpecBuilder as SpecBuilder
-    from .runtime import ProxyExecutor as ProxyExecutor
 
 __version__ = "0.1.0"
 
 # name -> (module, attribute or None for the module itself, whether it needs torch)
 _LAZY: dict[str, tuple[str, str | None, bool]] = {
-    "SpecBuilder": (".export", "SpecBuilder", True),
-    "CallSite": (".export", "CallSite", True),
-    "ProxyExecutor": (".runtime", "ProxyExecutor", True),
+    "SpecBuilder": (".abi.exporter", "SpecBuilder", True),
+    "CallSite": (".abi.exporter", "CallSite", True),
+    "ProxyExecutor": (".abi.executor", "ProxyExecutor", True),
     "cpp": (".cpp", None, True),
     "get_include": (".cpp_include", "get_include", False),
 }

@@ -122,7 +122,7 @@ I8 = Annotated[int, Field(ge=-(2**7), le=2**7 - 1)]
 
 # Thrift wire description of a generated class: (field id, field name, wire type) per field, in
 # declaration order. A wire type is a base type name ("i64", "string", ...), a generated type's name,
-# or ("list" | "set", elem) / ("map", key, value). Read by `externspec.thrift_codec`.
+# or ("list" | "set", elem) / ("map", key, value). Read by `externspec.thrift`.
 ThriftFields = tuple[tuple[int, str, Any], ...]
 
 

@@ -42,9 +42,10 @@ import torch
 from torch.export._tree_utils import reorder_kwargs
 from torch.utils import _pytree as pytree
 
-from . import _torch_support, op_policy
+from . import _torch_support
 from ._cache import cache_dir
 from ._generated.models import ExternKernelNodes
+from .abi import op_policy
 from .errors import (
     CallError,
     DecodeError,

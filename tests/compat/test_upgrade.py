@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 import externspec as es
-from externspec import cli, upgrade
+from externspec import cli
 from externspec.codegen import compat, emit_python
+from externspec.wire import upgrade
 from tests.support.versions import CURRENT_IDL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +138,7 @@ def test_upgrade_command_reports_bad_input(tmp_path: Path, capsys: pytest.Captur
 
 def test_policy_message_for_an_older_major_names_the_upgrade_command(v2: ModuleType) -> None:
     """The message the C++ decoder mirrors when it refuses an older major (it runs no upgraders)."""
-    from externspec import version
+    from externspec.wire import version
 
     policy = version.policy_for(v2.ExternKernelNodes)
     with pytest.raises(es.VersionError) as err:

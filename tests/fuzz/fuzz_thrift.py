@@ -1,4 +1,4 @@
-"""atheris (libFuzzer for Python) target: `externspec.thrift_codec.loads` on arbitrary bytes.
+"""atheris (libFuzzer for Python) target: `externspec.thrift.loads` on arbitrary bytes.
 
 Input layout: byte 0 picks the model type (low 4 bits, mod the table), the protocol (bit 4:
 binary, compact) and strictness (bit 7); the rest is the Thrift struct. The seeds are every
@@ -18,7 +18,7 @@ import atheris
 
 with atheris.instrument_imports(include=["externspec"]):
     import externspec as es
-    from externspec import thrift_codec
+    from externspec import thrift
 
 # Keep in step with TYPES in tests/fuzz/run_fuzz.py (seed files name the type by index).
 TYPES = (es.ExternKernelNodes, es.ExportedProgram, es.Node, es.Argument, es.Graph, es.TensorMeta, es.Device,
@@ -29,17 +29,17 @@ def test_one_input(data: bytes) -> None:
     if not data:
         return
     model = TYPES[(data[0] & 0x0F) % len(TYPES)]
-    protocol = thrift_codec.PROTOCOLS[(data[0] >> 4) & 1]
+    protocol = thrift.PROTOCOLS[(data[0] >> 4) & 1]
     strict = bool(data[0] & 0x80)
     try:
-        doc = thrift_codec.loads(data[1:], model, protocol, strict=strict)
+        doc = thrift.loads(data[1:], model, protocol, strict=strict)
     except es.DecodeError as exc:
         if not exc.errors() or not all(e["path"].startswith("$") for e in exc.errors()):
             raise AssertionError(f"DecodeError without a JSON path: {exc.errors()}") from None
         return
     except es.VersionError:
         return
-    again = thrift_codec.loads(thrift_codec.dumps(doc, protocol), model, protocol, strict=strict)
+    again = thrift.loads(thrift.dumps(doc, protocol), model, protocol, strict=strict)
     if es.dumps(again) != es.dumps(doc):
         raise AssertionError(f"decode(encode(x)) != x:\n{es.dumps(doc)}\n{es.dumps(again)}")
 

@@ -215,7 +215,7 @@ def write_thrift_seeds(directory: Path) -> int:
     """Every valid conformance document of a type fuzz_thrift.py knows, in both Thrift protocols,
     behind its type/protocol byte (strict bit clear and set)."""
     import externspec as es
-    from externspec import thrift_codec
+    from externspec import thrift
 
     manifest = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"))
     directory.mkdir(parents=True, exist_ok=True)
@@ -224,8 +224,8 @@ def write_thrift_seeds(directory: Path) -> int:
         if type_name not in TYPES:
             continue
         doc = es.loads((CONFORMANCE / "valid" / name).read_bytes(), getattr(es, type_name))
-        for p, protocol in enumerate(thrift_codec.PROTOCOLS):
-            data = thrift_codec.dumps(doc, protocol)
+        for p, protocol in enumerate(thrift.PROTOCOLS):
+            data = thrift.dumps(doc, protocol)
             for strict in (0, 0x80):
                 (directory / f"{name}-{protocol}-{strict:x}").write_bytes(
                     bytes([TYPES.index(type_name) | p << 4 | strict]) + data)

@@ -61,7 +61,7 @@ def test_executor_seeds_are_specs_the_executor_loads(tmp_path) -> None:
 
 def test_thrift_seeds_cover_both_protocols(tmp_path) -> None:
     import externspec as es
-    from externspec import thrift_codec
+    from externspec import thrift
 
     count = run_fuzz.write_seeds(tmp_path, "thrift")
     seeds = sorted(tmp_path.iterdir())
@@ -69,4 +69,4 @@ def test_thrift_seeds_cover_both_protocols(tmp_path) -> None:
     for path in seeds:  # every seed decodes under the type and protocol its first byte names
         data = path.read_bytes()
         model = getattr(es, run_fuzz.TYPES[data[0] & 0x0F])
-        thrift_codec.loads(data[1:], model, thrift_codec.PROTOCOLS[(data[0] >> 4) & 1], strict=bool(data[0] & 0x80))
+        thrift.loads(data[1:], model, thrift.PROTOCOLS[(data[0] >> 4) & 1], strict=bool(data[0] & 0x80))

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from externspec.runtime import NodeLayout
+    from externspec.abi.executor import NodeLayout
 
 HANG_SECONDS = 30.0
 HOSTILE_INTS = (0, -1, -3, 4096, 2**20, 2**31, 2**62)
@@ -171,7 +171,7 @@ def worker(cases: list[Case], progress: Path, allow_all: bool) -> None:
     import torch
 
     import externspec as es
-    from externspec import op_policy
+    from externspec.abi import op_policy
 
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)

@@ -22,7 +22,7 @@ from ._report import FileResult, Reporter, add_format_arguments, problems_of
 from ._terminal import Painter, table, terminal_width
 
 if TYPE_CHECKING:
-    from externspec.runtime import ArgLayout, NodeLayout
+    from externspec.abi.executor import ArgLayout, NodeLayout
 
 NAME = "inspect"
 HELP = "show the nodes of a document (index, target, arguments, slot counts) and its schema version"
@@ -129,7 +129,7 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
         "nodes": nodes,
     }
     if slots:  # torch is imported: say which op namespaces this process lacks
-        from externspec.runtime import op_namespaces
+        from externspec.abi.executor import op_namespaces
 
         out["namespaces"] = op_namespaces(node for _, node in _nodes(model) or [])
     return out
@@ -137,7 +137,7 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
 
 def _layout(index: int, name: str | None, node: es.Node, torch_written: bool) -> tuple[NodeLayout | None, str | None]:
     """(the node's layout, None), or (None, why the executors refuse it)."""
-    from externspec.runtime import node_layout  # imports torch
+    from externspec.abi.executor import node_layout  # imports torch
 
     try:
         return node_layout(node, torch_written=torch_written, index=index, name=name), None

@@ -1,12 +1,12 @@
 """Thrift's binary protocol: big-endian fixed-width ints and doubles, i32-length strings,
-(type, i16 id) field headers. See `externspec.thrift_codec`."""
+(type, i16 id) field headers. See `externspec.thrift`."""
 
 from __future__ import annotations
 
 import struct
 from typing import Any
 
-from ._thrift_base import (
+from ._base import (
     _BE_FIELD_HEADER,
     _BE_FIXED,
     _BE_I32,

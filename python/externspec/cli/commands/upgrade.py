@@ -1,7 +1,7 @@
 """`externspec upgrade IN OUT`: rewrite a document of an older schema major as the current one.
 
 The C++ decoder does not run upgraders; it refuses an older major and names this command. The
-document is read with the registered upgraders (`externspec.upgrade`), validated as the current
+document is read with the registered upgraders (`externspec.wire.upgrade`), validated as the current
 schema, and written back; an upgraded document carries the new major's version stamp. A document
 that needs no upgrade is written as read (re-encoded).
 
@@ -25,7 +25,7 @@ import zipfile
 from types import ModuleType
 from typing import IO
 
-from ..aoti import ZIP_ERRORS
+from ...aoti import ZIP_ERRORS
 from ._output import OutputError, open_output, write_output
 
 NAME = "upgrade"
@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pydantic import BaseModel
 
-    from .. import wire
-    from ..errors import ExternSpecError
+    from ... import wire
+    from ...errors import ExternSpecError
     from . import _documents as docs
 
     try:
@@ -92,7 +92,7 @@ def _is_archive(path: str) -> bool:
 
 
 def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
-    from ..errors import ExternSpecError
+    from ...errors import ExternSpecError
     from . import _documents as docs
 
     try:
@@ -127,7 +127,8 @@ def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
 def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType) -> dict[str, tuple[bytes, str]]:
     """member name -> (its upgraded JSON, the schema it now has), for the schema members of an older
     major. Every schema member is decoded (and its problems reported) before anything is written."""
-    from .. import version, wire
+    from ... import wire
+    from ...wire import version
     from . import _documents as docs
 
     rewritten: dict[str, tuple[bytes, str]] = {}

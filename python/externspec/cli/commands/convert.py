@@ -45,9 +45,9 @@ def run(args: argparse.Namespace) -> int:
     if out_format == "json":
         data = es.dumps(model).encode()
     else:
-        from externspec import thrift_codec
+        from externspec import thrift
 
-        data = thrift_codec.dumps(model, "binary" if out_format == "binary" else "compact")
+        data = thrift.dumps(model, "binary" if out_format == "binary" else "compact")
     try:
         write_output(args.output, data)
     except OutputError as e:

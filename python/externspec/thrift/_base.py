@@ -1,5 +1,5 @@
 """What the Thrift binary and compact codecs share: the wire types of the generated classes, the
-reader/writer framework (`_Codec`), and decode errors with paths. See `externspec.thrift_codec`."""
+reader/writer framework (`_Codec`), and decode errors with paths. See `externspec.thrift`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ._modelbase import Union as UnionModel
-from .errors import UnsupportedError
-from .wire import MAX_JSON_DEPTH
+from .._modelbase import Union as UnionModel
+from ..errors import UnsupportedError
+from ..wire import MAX_JSON_DEPTH
 
 Protocol = Literal["binary", "compact"]
 PROTOCOLS: tuple[Protocol, ...] = ("binary", "compact")

@@ -5,9 +5,9 @@
   cost most of the decode time.
 * Errors become `DecodeError`s with JSON paths; pydantic's own exceptions never escape.
 * Unknown keys: ignored in torch-written (unversioned) documents, as torch does; rejected with
-  `strict=True` everywhere; in versioned documents see `externspec.version`.
+  `strict=True` everywhere; in versioned documents see `externspec.wire.version`.
 * A versioned document of an older major goes through the registered upgraders
-  (`externspec.upgrade`) and is then validated like any other; the fast path never pays for it.
+  (`externspec.wire.upgrade`) and is then validated like any other; the fast path never pays for it.
 * Hostile input is bounded before it costs anything (SECURITY.md): a document larger than
   `MAX_JSON_BYTES` is a `DecodeError` before parsing (`load` checks the file size before reading);
   a value inside more than `MAX_JSON_DEPTH` containers (the top-level value is inside none; a
@@ -33,9 +33,9 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._modelbase import install_json_loads
+from ..errors import DecodeError, ErrorDetail, VersionError, problem
 from . import upgrade, version
-from ._modelbase import install_json_loads
-from .errors import DecodeError, ErrorDetail, VersionError, problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -332,7 +332,7 @@ class _TopLevelVersion(BaseModel):
 def validate_document(type: type[M], validate: Callable[[Literal["forbid"] | None], M], *, strict: bool,
                       source: str | None, raw_version: Callable[[], tuple[int, int] | None],
                       tree: Callable[[], dict[str, Any]]) -> M:
-    """The decode decision of every input format (JSON text here, a Thrift tree in thrift_codec),
+    """The decode decision of every input format (JSON text here, a Thrift tree in externspec.thrift),
     given `validate(extra)` over the parsed input, the document's own `raw_version()` and its
     JSON-shaped `tree()` (both asked only when needed).
 

@@ -1,6 +1,6 @@
 """The `externspec` command (also `python -m externspec`).
 
-Each subcommand lives in its own module under `externspec.commands` exposing `NAME`, `HELP`,
+Each subcommand lives in its own module under `externspec.cli.commands` exposing `NAME`, `HELP`,
 `add_arguments(parser)` and `run(args) -> int`; `SUBCOMMANDS` maps each name to its module, and
 only the chosen command's module is imported (all of them for the top-level `--help` or a usage
 error), so a command pays for no other. Exit codes: 0 ok, 1 the input is bad or
@@ -16,17 +16,17 @@ import importlib
 import os
 import sys
 
-from externspec.commands import _terminal
+from externspec.cli.commands import _terminal
 
 SUBCOMMANDS: dict[str, str] = {
-    "validate": "externspec.commands.validate",
-    "inspect": "externspec.commands.inspect",
-    "convert": "externspec.commands.convert",
-    "check-spec": "externspec.commands.check_spec",
-    "compat": "externspec.commands.compat",
-    "upgrade": "externspec.commands.upgrade",
-    "version": "externspec.commands.version",
-    "generate": "externspec.commands.generate",
+    "validate": "externspec.cli.commands.validate",
+    "inspect": "externspec.cli.commands.inspect",
+    "convert": "externspec.cli.commands.convert",
+    "check-spec": "externspec.cli.commands.check_spec",
+    "compat": "externspec.cli.commands.compat",
+    "upgrade": "externspec.cli.commands.upgrade",
+    "version": "externspec.cli.commands.version",
+    "generate": "externspec.cli.commands.generate",
 }
 
 INTERNAL_ERROR = "internal error (a bug in externspec: please report it)"

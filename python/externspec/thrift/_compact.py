@@ -1,11 +1,11 @@
 """Thrift's compact protocol: zigzag varints, little-endian doubles, field-id deltas packed with
-the type into one byte, bools carried in the field header. See `externspec.thrift_codec`."""
+the type into one byte, bools carried in the field header. See `externspec.thrift`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._thrift_base import (
+from ._base import (
     _CTYPE,
     _CTYPE_NAMES,
     _LE_F64,

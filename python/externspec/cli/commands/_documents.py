@@ -24,10 +24,10 @@ from pydantic import BaseModel
 
 import externspec as es
 from externspec import aoti, wire
-from externspec import version as _version
+from externspec.wire import version as _version
 
 if TYPE_CHECKING:
-    from externspec._thrift_base import Protocol
+    from externspec.thrift import Protocol
 
 # Document types a file may hold, in the order binary input is tried (the first fields differ).
 DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
@@ -247,22 +247,22 @@ def decode(source: Source, *, strict: bool = False) -> BaseModel:
         doc_type = source.type or peek_json_type(source.data, source.label)
         source.type = doc_type
         return es.loads(source.data, doc_type, strict=strict, source=source.label)
-    from externspec import thrift_codec  # imported when needed: the JSON path stays light
+    from externspec import thrift  # imported when needed: the JSON path stays light
 
     protocol: Protocol = "binary" if source.format == "binary" else "compact"
     if source.type is not None:
-        return thrift_codec.loads(source.data, source.type, protocol, strict=strict, source=source.label)
+        return thrift.loads(source.data, source.type, protocol, strict=strict, source=source.label)
     return _decode_thrift_any(source, protocol, strict)
 
 
 def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> BaseModel:
-    from externspec import thrift_codec
+    from externspec import thrift
 
     """Thrift carries no type name: try each document type; their first fields tell them apart."""
     failures: list[tuple[es.DecodeError, type[BaseModel]]] = []
     for doc_type in DOCUMENT_TYPES.values():
         try:
-            model = thrift_codec.loads(source.data, doc_type, protocol, strict=strict, source=source.label)
+            model = thrift.loads(source.data, doc_type, protocol, strict=strict, source=source.label)
         except es.DecodeError as e:
             failures.append((e, doc_type))
             continue

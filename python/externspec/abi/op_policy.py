@@ -1,0 +1,111 @@
+"""Which registered ops a spec may name, read from the policy data both executors share.
+
+The data is `include/externspec/torch/op_policy.def` (the C++ executor #includes the same file):
+denied ops (files, other processes, process-wide state, memory outside the call's tensors, kernels
+that crash or hang on arguments they do not check), guards against static arguments that crash a
+kernel, and bounds on node metadata. A user who trusts a
+spec's use of a denied op names it in `allow_ops`; guards and bounds always apply.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .._def_file import TORCH_DEF_DIR, entries
+from ..errors import SpecMismatchError
+
+POLICY_FILE = TORCH_DEF_DIR / "op_policy.def"
+
+_PATTERN = re.compile(r"[A-Za-z_]\w*::(?:\*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\Z")
+
+
+@dataclass(frozen=True)
+class Guard:
+    op: str
+    conditions: tuple[tuple[str, str], ...]  # (argument, "None" | "False" | "True"), all must hold
+    reason: str
+
+
+@dataclass(frozen=True)
+class Policy:
+    denied: dict[str, str]  # pattern -> reason
+    reviewed: dict[str, str]
+    guards: tuple[Guard, ...]  # `op` is a pattern, as for denied
+    limits: dict[str, int]
+
+
+@functools.cache
+def policy() -> Policy:
+    denied: dict[str, str] = {}
+    reviewed: dict[str, str] = {}
+    guards: list[Guard] = []
+    limits: dict[str, int] = {}
+    for where, kind, fields in entries(POLICY_FILE):
+        if kind in ("ES_DENY", "ES_REVIEWED") and len(fields) == 2:
+            (denied if kind == "ES_DENY" else reviewed)[fields[0]] = fields[1]
+        elif kind == "ES_GUARD" and len(fields) == 6:
+            op, a1, v1, a2, v2, reason = fields
+            conditions = ((a1, v1), (a2, v2)) if a2 else ((a1, v1),)
+            guards.append(Guard(op, conditions, reason))
+        elif kind == "ES_LIMIT" and len(fields) == 2:
+            limits[fields[0]] = int(fields[1])
+        else:
+            raise ValueError(f"{where}: malformed {kind} entry: {', '.join(fields)}")
+    return Policy(denied, reviewed, tuple(guards), limits)
+
+
+def matches(pattern: str, qualified: str) -> bool:
+    """Does a DENY/REVIEWED/allow pattern cover op `ns::name.overload` (overload `default` if none)?"""
+    ns, _, rest = qualified.partition("::")
+    if pattern == f"{ns}::*":
+        return True
+    return pattern == qualified if "." in pattern else pattern == f"{ns}::{rest.partition('.')[0]}"
+
+
+def check_allow_ops(allow_ops: Iterable[str]) -> tuple[str, ...]:
+    """The user's allow list, each entry `ns::name`, `ns::name.overload` or `ns::*`."""
+    if isinstance(allow_ops, str):
+        raise TypeError("allow_ops must be a collection of op names, not one string")
+    out = tuple(allow_ops)
+    for entry in out:
+        if not isinstance(entry, str) or not _PATTERN.match(entry):
+            raise ValueError(f"allow_ops entry {entry!r} is not of the form ns::name, ns::name.overload or ns::*")
+    return out
+
+
+# Asked once per node, mostly about the same few ops; the policy never changes in a process.
+@functools.lru_cache(maxsize=4096)
+def denial(qualified: str, allow_ops: tuple[str, ...]) -> str | None:
+    """Why op `ns::name.overload` is denied (None: it is not, or the user allowed it)."""
+    for pattern, reason in policy().denied.items():
+        if matches(pattern, qualified) and not any(matches(a, qualified) for a in allow_ops):
+            return reason
+    return None
+
+
+def denied_message(label: str, qualified: str, reason: str) -> str:
+    return (f"{label}: op `{qualified}` is denied by the executor's op policy: it {reason} "
+            f"(pass allow_ops=[\"{qualified.partition('.')[0]}\"] to allow it)")
+
+
+def check_op_schema_text(label: str, key: str, text: str) -> None:
+    """Bound node metadata that names an op schema before torch's recursive parser sees it."""
+    limits = policy().limits
+    max_bytes, max_depth = limits["op_schema_max_bytes"], limits["op_schema_max_depth"]
+    size = len(text.encode("utf-8"))
+    if size > max_bytes:
+        raise SpecMismatchError(f"{label}: metadata `{key}` is {size} bytes long (the limit is {max_bytes}); "
+                                "it is not an op schema")
+    depth = deepest = 0
+    for c in text:
+        if c in "([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in ")]" and depth:
+            depth -= 1
+    if deepest > max_depth:
+        raise SpecMismatchError(f"{label}: metadata `{key}` nests {deepest} levels deep (the limit is {max_depth}); "
+                                "it is not an op schema")
