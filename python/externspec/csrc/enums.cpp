@@ -22,7 +22,7 @@ C convert(E value, const std::pair<E, C> (&table)[N], const char* what, const ch
                          (name.empty() ? std::string("?") : std::string(name)) + ") names no torch " + torch_what);
 }
 
-// Schema member -> c10 value, from the data torch_types.py reads too.
+// Schema member -> c10 value, from the data externspec/abi/torch_types.py reads too.
 const std::pair<ScalarType, c10::ScalarType> kScalarTypes[] = {
 #define ES_SCALAR_TYPE(member, attribute, c10_name) {ScalarType::member, c10::ScalarType::c10_name},
 #include <externspec/torch/torch_enums.def>

@@ -1,4 +1,4 @@
-// Schema enums -> c10 enums, by name (the C++ twin of python/externspec/torch_types.py).
+// Schema enums -> c10 enums, by name (the C++ twin of python/externspec/abi/torch_types.py).
 //
 // Two numberings are in play and are never mixed: the file format's (ScalarType::LONG == 5) and
 // c10's (c10::ScalarType::Long == 4). Spec values go through the schema's name table; torch-written

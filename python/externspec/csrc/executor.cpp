@@ -22,7 +22,7 @@ namespace {
 
 thread_local std::exception_ptr last_error;
 
-// The op policy (include/externspec/torch/op_policy.def, which externspec/op_policy.py reads too).
+// The op policy (include/externspec/torch/op_policy.def, which externspec/abi/op_policy.py reads too).
 struct Denied {
   std::string_view pattern, reason;
 };
@@ -444,7 +444,7 @@ void plan_outputs(const std::string& label, const c10::FunctionSchema& schema,
 }
 
 // torch 2.13's wrapper passes the schema default of a kwarg-only argument its file omits (see
-// runtime.py `_passed_default` and docs/torch-compat.md): the default as the exporter writes it. Only
+// abi/executor.py `_passed_default` and docs/torch-compat.md): the default as the exporter writes it. Only
 // int-valued defaults take slots; any other default is static, so it stays in the plan's stack.
 std::optional<Argument> passed_default(const c10::Argument& p, const ArgType& at) {
   const c10::IValue& d = *p.default_value();

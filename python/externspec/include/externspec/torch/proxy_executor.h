@@ -1,5 +1,5 @@
 // externspec's C++ proxy executor: runs extern-kernel nodes from AOTInductor's two flat arrays
-// through the c10 dispatcher's boxed API. The C++ twin of python/externspec/runtime.py: same
+// through the c10 dispatcher's boxed API. The C++ twin of python/externspec/abi/executor.py: same
 // load-time rules, same call-time checks, same error kinds.
 //
 // Load (once): decode the spec with the generated header (version policy included), resolve every
