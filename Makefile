@@ -27,7 +27,14 @@ setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1 (CI runs
 # decoder's and executor's fuzz tests.
 CPP_DEB_PACKAGES := cmake nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev
 
-$(STAMP): requirements-dev.txt pyproject.toml
+# The editable install maps each package file by its path, so a module added, moved or removed
+# redoes it: the list of files is kept beside the stamp and rewritten only when it changes.
+PACKAGE_FILES := $(VENV)/.package-files
+_ := $(shell mkdir -p $(VENV) && find python/externspec codegen -name '*.py' -not -path '*/__pycache__/*' | sort \
+	> $(PACKAGE_FILES).new && { cmp -s $(PACKAGE_FILES).new $(PACKAGE_FILES) && rm $(PACKAGE_FILES).new \
+	|| mv $(PACKAGE_FILES).new $(PACKAGE_FILES); })
+
+$(STAMP): requirements-dev.txt pyproject.toml $(PACKAGE_FILES)
 	@missing=$$(for p in $(CPP_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	test -x $(PY) || python3 -m venv $(VENV)
