@@ -177,7 +177,8 @@ class NodeLayout:
     """How one node sits in the two flat arrays: the int array holds the dynamic int inputs then
     one slot per int return, the tensor array the dynamic tensor inputs then one slot per output
     tensor. Both executors plan from it (the C++ one by the same rules, checked by
-    tests/test_node_layout.py) and `externspec inspect` prints it."""
+    tests/test_node_layout.py), the exporter fills a call's arrays from it and `externspec inspect`
+    prints it."""
 
     args: tuple[ArgLayout, ...]  # every argument of the op schema, in schema order
     outputs: tuple[OutputSlots, ...]
@@ -411,7 +412,7 @@ class _Param:
 
 
 @dataclasses.dataclass(frozen=True)
-class _SchemaFacts:
+class SchemaFacts:
     text: str
     params: tuple[_Param, ...]
     position: dict[str, int]
@@ -420,7 +421,8 @@ class _SchemaFacts:
     returns_text: str
 
 
-def _facts(schema: Any) -> _SchemaFacts:
+def schema_facts(schema: Any) -> SchemaFacts:
+    """What planning needs of an op schema (a `torch.FunctionSchema`), read once."""
     params = []
     for a in schema.arguments:
         at = arg_type(a.real_type)
@@ -434,7 +436,7 @@ def _facts(schema: Any) -> _SchemaFacts:
         params.append(_Param(a.name, at, a.kwarg_only, has_default, a.default_value if has_default else None,
                              default_arg))
     returns = tuple(arg_type(r.real_type) for r in schema.returns)
-    return _SchemaFacts(
+    return SchemaFacts(
         text=str(schema), params=tuple(params), position={p.name: i for i, p in enumerate(params)},
         by_name={p.name: p for p in params}, returns=returns, returns_text=", ".join(map(str, returns)) or "()",
     )
@@ -444,17 +446,17 @@ class _Facts:
     """Per-load caches: op lookups and schema facts are shared by every node naming the same op."""
 
     def __init__(self) -> None:
-        self.ops: dict[str, tuple[torch._ops.OpOverload, _SchemaFacts]] = {}
-        self.exported: dict[str, _SchemaFacts] = {}
+        self.ops: dict[str, tuple[torch._ops.OpOverload, SchemaFacts]] = {}
+        self.exported: dict[str, SchemaFacts] = {}
 
-    def op(self, target: str) -> tuple[torch._ops.OpOverload, _SchemaFacts]:
+    def op(self, target: str) -> tuple[torch._ops.OpOverload, SchemaFacts]:
         entry = self.ops.get(target)
         if entry is None:
             op = resolve_op(target)
-            entry = self.ops[target] = (op, _facts(op._schema))
+            entry = self.ops[target] = (op, schema_facts(op._schema))
         return entry
 
-    def export_schema(self, label: str, node: Node) -> _SchemaFacts | None:
+    def export_schema(self, label: str, node: Node) -> SchemaFacts | None:
         text = node.metadata.get(OP_SCHEMA_KEY)
         if text is None:
             return None
@@ -462,7 +464,7 @@ class _Facts:
         if facts is None:
             op_policy.check_op_schema_text(label, OP_SCHEMA_KEY, text)
             try:
-                facts = self.exported[text] = _facts(torch._C.parse_schema(text))
+                facts = self.exported[text] = schema_facts(torch._C.parse_schema(text))
             except RuntimeError as exc:
                 raise SpecMismatchError(f"{label}: metadata `{OP_SCHEMA_KEY}` is not an op schema: {exc}") from None
         return facts
@@ -480,12 +482,18 @@ def node_layout(node: Node, *, torch_written: bool, index: int = 0, name: str | 
             raise SpecMismatchError(_torchbind_refusal(label))
         cache = _Facts()
         _, schema = _op(label, node, cache)
-        exported = cache.export_schema(label, node)
-        given = _given(label, node, schema, exported)
-        return _layout(label, node, schema, exported, given, torch_written, None)
+        return schema_layout(label, node, schema, cache.export_schema(label, node), torch_written=torch_written)
     except ExternSpecError as exc:
         exc.node = index
         raise
+
+
+def schema_layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None, *,
+                  torch_written: bool) -> NodeLayout:
+    """`node_layout` for a caller that already holds the op's schema facts (`schema_facts`) and,
+    when the node records one, its export-time schema's: the exporter lays out every call it writes
+    without looking its op up again. SpecMismatchError (naming `label`) as in `node_layout`."""
+    return _layout(label, node, schema, exported, _given(label, node, schema, exported), torch_written, None)
 
 
 def _torchbind_refusal(label: str) -> str:
@@ -493,7 +501,7 @@ def _torchbind_refusal(label: str) -> str:
             "to call them on (es.cpp.AOTIRunner runs them, with custom_objects or load_custom_objects=True)")
 
 
-def _op(label: str, node: Node, cache: _Facts) -> tuple[torch._ops.OpOverload, _SchemaFacts]:
+def _op(label: str, node: Node, cache: _Facts) -> tuple[torch._ops.OpOverload, SchemaFacts]:
     try:
         split_target(node.target)
     except ValueError as exc:  # no op, custom or not, is named so: no hint
@@ -572,7 +580,7 @@ def _plan(label: str, node: Node, cache: _Facts, torch_written: bool,
     )
 
 
-def _layout(label: str, node: Node, schema: _SchemaFacts, exported: _SchemaFacts | None,
+def _layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None,
             given: dict[str, Argument], torch_written: bool, device: torch.device | None) -> NodeLayout:
     """The layout of `node`, whose inputs by name are `given` (`_given`)."""
     exported_args = exported.by_name if exported is not None else {}
@@ -601,7 +609,7 @@ def _layout(label: str, node: Node, schema: _SchemaFacts, exported: _SchemaFacts
                       int_outputs=n_out_ints, tensor_outputs=n_out_tensors)
 
 
-def _given(label: str, node: Node, schema: _SchemaFacts, exported: _SchemaFacts | None) -> dict[str, Argument]:
+def _given(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None) -> dict[str, Argument]:
     """The node's inputs by name, each checked to be in the runtime schema, once, in schema order."""
     exported_args = exported.by_name if exported is not None else {}
     params = schema.params
@@ -649,7 +657,7 @@ def _place(p: _Param, arg: Argument, given: bool, wrapped: bool, n_tensors: int,
     return ArgLayout(p.name, kind, given, arg)
 
 
-def _check_guards(label: str, qualified: str, schema: _SchemaFacts, given: dict[str, Argument]) -> None:
+def _check_guards(label: str, qualified: str, schema: SchemaFacts, given: dict[str, Argument]) -> None:
     """Refuse static arguments the op policy knows crash the kernel (an omitted one is its default)."""
     for guard in op_policy.policy().guards:
         if not op_policy.matches(guard.op, qualified):
@@ -744,7 +752,7 @@ _RETURN_KIND = {"as_tensor": _OUT_TENSOR, "as_tensors": _OUT_TENSORS, "as_option
                 "as_none": _OUT_NONE, "as_int": _OUT_INT}
 
 
-def _place_outputs(label: str, schema: _SchemaFacts, exported: _SchemaFacts | None, node: Node,
+def _place_outputs(label: str, schema: SchemaFacts, exported: SchemaFacts | None, node: Node,
                    t0: int, i0: int) -> tuple[tuple[OutputSlots, ...], int, int]:
     """Each return's slots after `t0` input tensors and `i0` input ints, with the tensor and int
     slots the returns take."""

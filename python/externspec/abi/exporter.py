@@ -4,7 +4,9 @@
 argument as the Argument member its schema type takes (table in `externspec.abi`), and lays out the flat
 arrays exactly as AOTInductor's generated wrapper does: tensors = dynamic tensor inputs in schema
 order, then one slot per output tensor; ints = dynamic int inputs in schema order, then the op's int
-return values.
+return values. Where each value goes is not decided here: the node written, its arrays are filled
+from its layout (`abi.executor.schema_layout`, the one both executors and `inspect` use), so the
+arrays a `CallSite` holds are the ones the executors read.
 
 Where torch 2.13 goes wrong, this module does not:
 * non-finite floats are written as "Infinity"/"-Infinity"/"NaN", which externspec reads back;
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -46,6 +48,9 @@ from .._generated.models import (
 from ..errors import CallError, UnsupportedError
 from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, arg_type, same_argument, torch_types
 from .arg_writer import ArgWriter, Slots, is_int
+from .executor import ArgLayout, NodeLayout, SchemaFacts, schema_facts, schema_layout
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -129,6 +134,7 @@ class SpecBuilder:
         self._nodes: list[ExternKernelNode] = []
         self._names: dict[int, tuple[torch.Tensor, str]] = {}
         self._outputs = 0
+        self._facts: dict[torch._ops.OpOverload, SchemaFacts] = {}
 
     def tensor_name(self, t: torch.Tensor) -> str:
         """A stable name per distinct input tensor (names are informational: slots carry values)."""
@@ -146,15 +152,16 @@ class SpecBuilder:
         kwargs = dict(kwargs or {})
         op_name = op.name()
         index = len(self._nodes)
-        slots = Slots()
+        values: dict[str, Slots] = {}  # each written argument's slot values, in element order
         inputs: list[NamedArgument] = []
         wrapped: list[str] = []
         for schema_arg, value, how in bind_call(op, args, kwargs):
             at = arg_type(schema_arg.real_type)
-            writer = ArgWriter(self.tensor_name, op_name, schema_arg.name, at, slots)
             if (self.omit_defaults and schema_arg.has_default_value()
                     and self._is_default(op_name, schema_arg, at, value)):
                 continue
+            values[schema_arg.name] = Slots()
+            writer = ArgWriter(self.tensor_name, op_name, schema_arg.name, at, values[schema_arg.name])
             argument = writer.write(value)
             if writer.wrapped:
                 wrapped.append(schema_arg.name)
@@ -170,7 +177,7 @@ class SpecBuilder:
                 )
         fake = _fake_outputs(op, args, kwargs) if _needs_fake_run(returns) else (None,) * len(returns)
         node_name = name or f"buf{index}"
-        outputs, n_tensor_out, int_out = self._outputs_of(op_name, returns, fake)
+        outputs = self._outputs_of(op_name, returns, fake)
 
         metadata: dict[str, str] = {}
         if is_torch_library_custom_op(op):
@@ -179,16 +186,20 @@ class SpecBuilder:
             metadata[OP_SCHEMA_KEY] = str(op._schema)
         if wrapped:
             metadata[WRAPPED_NUMBERS_KEY] = ",".join(wrapped)
-        self._nodes.append(ExternKernelNode(
-            name=node_name,
-            node=Node(target=op_name, inputs=inputs, outputs=outputs, metadata=metadata),
-        ))
+        node = Node(target=op_name, inputs=inputs, outputs=outputs, metadata=metadata)
+        facts = self._facts.get(op)
+        if facts is None:
+            facts = self._facts[op] = schema_facts(op._schema)
+        # The node records its export-time schema, which is `op`'s own: nothing to compare it with.
+        layout = schema_layout(op_name, node, facts, None, torch_written=False)
+        int_args, tensor_args = _call_arrays(op_name, layout, node, values)
+        self._nodes.append(ExternKernelNode(name=node_name, node=node))
         return CallSite(
             index=index,
-            int_args=slots.ints + int_out,
-            tensor_args=[*slots.tensors, *([None] * n_tensor_out)],
-            num_int_outputs=len(int_out),
-            num_tensor_outputs=n_tensor_out,
+            int_args=int_args,
+            tensor_args=tensor_args,
+            num_int_outputs=layout.int_outputs,
+            num_tensor_outputs=layout.tensor_outputs,
         )
 
     def _is_default(self, op_name: str, schema_arg: Any, at: ArgType, value: Any) -> bool:
@@ -204,11 +215,10 @@ class SpecBuilder:
             return False
         return same_argument(mine, default)
 
-    def _outputs_of(self, op_name: str, returns: Sequence[Any],
-                    fake: Sequence[Any]) -> tuple[list[Argument], int, list[int]]:
+    def _outputs_of(self, op_name: str, returns: Sequence[Any], fake: Sequence[Any]) -> list[Argument]:
+        """The node's outputs: a fresh name per output tensor, None for an absent optional one, an
+        int return's value as the fake run gave it."""
         outputs: list[Argument] = []
-        n_tensors = 0
-        ints: list[int] = []
 
         def out_name() -> TensorArgument:
             self._outputs += 1
@@ -218,16 +228,13 @@ class SpecBuilder:
             member = arg_type(r.real_type).return_member
             if member == "as_tensor":
                 outputs.append(Argument(as_tensor=out_name()))
-                n_tensors += 1
             elif member == "as_tensors":
                 outputs.append(Argument(as_tensors=[out_name() for _ in value]))
-                n_tensors += len(value)
             elif member == "as_optional_tensor":
                 if value is None:
                     outputs.append(Argument(as_optional_tensor=OptionalTensorArgument(as_none=True)))
                 else:
                     outputs.append(Argument(as_optional_tensor=OptionalTensorArgument(as_tensor=out_name())))
-                    n_tensors += 1
             elif member == "as_int":
                 if not is_int(value):
                     raise UnsupportedError(
@@ -235,11 +242,37 @@ class SpecBuilder:
                         f"{value!r} from the fake run; the ABI needs a concrete int"
                     )
                 outputs.append(Argument(as_int=int(value)))
-                ints.append(int(value))
             else:  # as_none
                 outputs.append(Argument(as_none=True))
-        return outputs, n_tensors, ints
+        return outputs
 
     def build(self) -> ExternKernelNodes:
         """The spec so far, stamped with this externspec's schema version."""
         return ExternKernelNodes(nodes=list(self._nodes), schema_version=SCHEMA_VERSION)
+
+
+def _call_arrays(op_name: str, layout: NodeLayout, node: Node,
+                 values: dict[str, Slots]) -> tuple[list[int], list[torch.Tensor | None]]:
+    """The arrays a compiled caller passes for `node`: each argument's slot values in the slots its
+    layout gives it, None in each output tensor slot (the executor fills them), each int return's
+    value in its int-return slot (the executor checks that the op returns it)."""
+    ints = [0] * (layout.int_inputs + layout.int_outputs)
+    tensors: list[torch.Tensor | None] = [None] * (layout.tensor_inputs + layout.tensor_outputs)
+    for placed in layout.args:
+        if placed.kind == "int":
+            ints[placed.start:placed.stop] = _fitted(op_name, placed, values[placed.name].ints)
+        elif placed.kind == "tensor":
+            tensors[placed.start:placed.stop] = _fitted(op_name, placed, values[placed.name].tensors)
+    for out, placed_out in zip(node.outputs, layout.outputs, strict=True):
+        if out.type == "as_int":
+            ints[placed_out.slot] = out.unwrap("as_int")
+    return ints, tensors
+
+
+def _fitted(op_name: str, placed: ArgLayout, mine: Sequence[_T]) -> Sequence[_T]:
+    """`mine`, the values the writer recorded for one argument, checked to fill its slots exactly
+    (a slice assignment of another length would silently shift every later slot)."""
+    if len(mine) != placed.count:
+        raise RuntimeError(f"externspec bug: {op_name}: argument `{placed.name}` wrote {len(mine)} values for its "
+                           f"{placed.count} {placed.kind} slots")
+    return mine
