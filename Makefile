@@ -96,7 +96,12 @@ demo: $(STAMP) ## the main job: real torch artifacts through externspec
 # wheels (the versions pinned here) are downloaded beforehand into .gpu-wheels/ and carried there.
 GPU_WHEELS ?= .gpu-wheels
 GPU_PYTHON_VERSION ?= 3.12
-gpu-wheels: $(STAMP) ## download the wheels gpu-check installs offline (pydantic and its dependencies, cp312) into .gpu-wheels/
+# nlohmann_json (headers and CMake package, which es.cpp's CMake build needs) is not on that machine
+# either: this machine's Debian copy (relocatable) goes along, under .gpu-wheels/nlohmann_json/.
+gpu-wheels: $(STAMP) ## download the wheels gpu-check installs offline (pydantic and its dependencies, cp312), and copy nlohmann_json, into .gpu-wheels/
+	mkdir -p $(GPU_WHEELS)/nlohmann_json/include $(GPU_WHEELS)/nlohmann_json/share/cmake
+	cp -r /usr/include/nlohmann $(GPU_WHEELS)/nlohmann_json/include/
+	cp -r /usr/share/cmake/nlohmann_json $(GPU_WHEELS)/nlohmann_json/share/cmake/
 	$(PY) -m pip download -q --no-deps --only-binary=:all: --python-version $(GPU_PYTHON_VERSION) \
 		--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d $(GPU_WHEELS) \
 		$$($(PY) -m pip freeze | grep -iE '^(pydantic|pydantic[-_]core|typing[-_]extensions|annotated[-_]types|typing[-_]inspection)==')

@@ -26,6 +26,10 @@ if ! "$VENV_PYTHON" -c "import pydantic" 2>/dev/null; then
   "$VENV_PYTHON" -m pip install -q --no-index --find-links "$WHEELS" \
     pydantic pydantic-core typing-extensions annotated-types typing-inspection
 fi
+# es.cpp's CMake build finds nlohmann_json there when the machine has none (make gpu-wheels copies it).
+if [ -d "$WHEELS/nlohmann_json" ]; then
+  export CMAKE_PREFIX_PATH="$PWD/$WHEELS/nlohmann_json${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+fi
 export PYTHONPATH="$PWD/python:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export EXTERNSPEC_CACHE_DIR=${EXTERNSPEC_CACHE_DIR:-$PWD/.cache}
 export MAX_JOBS=${MAX_JOBS:-$(nproc)}
