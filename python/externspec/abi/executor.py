@@ -233,7 +233,7 @@ class ProxyExecutor:
         spec = given if isinstance(given, ExternKernelNodes) else loads(given, ExternKernelNodes, source=source)
         self.spec = spec
         _check_unique_names(spec)
-        cache = _Facts()
+        cache = SchemaCache()
         torch_written = spec.schema_version is None
         self.plans = [_plan_node(i, n, cache, torch_written, allowed, self.device)
                       for i, n in enumerate(spec.nodes)]
@@ -442,8 +442,9 @@ def schema_facts(schema: Any) -> SchemaFacts:
     )
 
 
-class _Facts:
-    """Per-load caches: op lookups and schema facts are shared by every node naming the same op."""
+class SchemaCache:
+    """Op lookups and schema facts, shared by every node naming the same op (per load, or per
+    document for `node_layout`)."""
 
     def __init__(self) -> None:
         self.ops: dict[str, tuple[torch._ops.OpOverload, SchemaFacts]] = {}
@@ -470,17 +471,20 @@ class _Facts:
         return facts
 
 
-def node_layout(node: Node, *, torch_written: bool, index: int = 0, name: str | None = None) -> NodeLayout:
+def node_layout(node: Node, *, torch_written: bool, index: int = 0, name: str | None = None,
+                cache: SchemaCache | None = None) -> NodeLayout:
     """How `node` sits in the arrays, by the rules both executors plan by: the op looked up, the
     node checked against its schema (not against the op policy, which decides whether it may run,
     not where its values are). `torch_written`: the node is from a file without `schema_version`,
     whose omitted kwarg-only arguments torch's wrapper passes. SpecMismatchError (naming node
-    `index`, `name`) when the executors would refuse the node's layout."""
+    `index`, `name`) when the executors would refuse the node's layout. Pass one `cache` for the
+    nodes of a document, so each op is looked up and read once."""
     label = _label(index, node.name if name is None else name, node.target)
+    if cache is None:
+        cache = SchemaCache()
     try:
         if node.target == "call_torchbind":
             raise SpecMismatchError(_torchbind_refusal(label))
-        cache = _Facts()
         _, schema = _op(label, node, cache)
         return schema_layout(label, node, schema, cache.export_schema(label, node), torch_written=torch_written)
     except ExternSpecError as exc:
@@ -501,7 +505,7 @@ def _torchbind_refusal(label: str) -> str:
             "to call them on (es.cpp.AOTIRunner runs them, with custom_objects or load_custom_objects=True)")
 
 
-def _op(label: str, node: Node, cache: _Facts) -> tuple[torch._ops.OpOverload, SchemaFacts]:
+def _op(label: str, node: Node, cache: SchemaCache) -> tuple[torch._ops.OpOverload, SchemaFacts]:
     try:
         split_target(node.target)
     except ValueError as exc:  # no op, custom or not, is named so: no hint
@@ -514,7 +518,7 @@ def _op(label: str, node: Node, cache: _Facts) -> tuple[torch._ops.OpOverload, S
         raise SpecMismatchError(f"{label}: {exc}{hint}") from None
 
 
-def _plan_node(index: int, node: ExternKernelNode, cache: _Facts, torch_written: bool,
+def _plan_node(index: int, node: ExternKernelNode, cache: SchemaCache, torch_written: bool,
                allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
     """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
     try:
@@ -524,7 +528,7 @@ def _plan_node(index: int, node: ExternKernelNode, cache: _Facts, torch_written:
         raise
 
 
-def _plan(label: str, node: Node, cache: _Facts, torch_written: bool,
+def _plan(label: str, node: Node, cache: SchemaCache, torch_written: bool,
           allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
     """The layout, then what a call needs besides: the op policy's verdict, the static values
     decoded, and each dynamic argument's place in the op's positional or keyword arguments."""

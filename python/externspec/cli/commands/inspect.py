@@ -22,7 +22,7 @@ from ._report import FileResult, Reporter, add_format_arguments, problems_of
 from ._terminal import Painter, table, terminal_width
 
 if TYPE_CHECKING:
-    from externspec.abi.executor import ArgLayout, NodeLayout
+    from externspec.abi.executor import ArgLayout, NodeLayout, SchemaCache
 
 NAME = "inspect"
 HELP = "show the nodes of a document (index, target, arguments, slot counts) and its schema version"
@@ -105,14 +105,15 @@ def _nodes(model: BaseModel) -> list[tuple[str | None, es.Node]] | None:
 def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, Any]:
     """The machine-readable form of one document (an entry of `--format json`'s `documents`):
     argument values as their wire JSON (`value`) and as the table shows them (`text`), slots as
-    `{"kind", "count"}` from the executors' own layout (`runtime.node_layout`; None where the
+    `{"kind", "count"}` from the executors' own layout (`abi.executor.node_layout`; None where the
     executors refuse the node, `slots_refused` saying why)."""
     # Only an extern-kernel file without schema_version is torch-written: its wrapper passes
     # omitted kwarg-only defaults in the arrays (docs/torch-compat.md).
     torch_written = isinstance(model, es.ExternKernelNodes) and model.schema_version is None
+    cache = _schema_cache() if slots else None
     nodes = []
     for index, (name, node) in enumerate(_nodes(model) or []):
-        layout, refused = _layout(index, name, node, torch_written) if slots else (None, None)
+        layout, refused = _layout(index, name, node, torch_written, cache) if cache is not None else (None, None)
         placed = {a.name: a for a in layout.args} if layout else {}
         inputs = [_argument(a.name, a.arg, placed.get(a.name)) for a in node.inputs]
         # Omitted arguments that still take slots: torch-written kwarg-only defaults.
@@ -135,12 +136,19 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
     return out
 
 
-def _layout(index: int, name: str | None, node: es.Node, torch_written: bool) -> tuple[NodeLayout | None, str | None]:
+def _schema_cache() -> SchemaCache:
+    from externspec.abi.executor import SchemaCache  # imports torch
+
+    return SchemaCache()
+
+
+def _layout(index: int, name: str | None, node: es.Node, torch_written: bool,
+            cache: SchemaCache) -> tuple[NodeLayout | None, str | None]:
     """(the node's layout, None), or (None, why the executors refuse it)."""
-    from externspec.abi.executor import node_layout  # imports torch
+    from externspec.abi.executor import node_layout
 
     try:
-        return node_layout(node, torch_written=torch_written, index=index, name=name), None
+        return node_layout(node, torch_written=torch_written, index=index, name=name, cache=cache), None
     except es.SpecMismatchError as exc:
         return None, str(exc)
 
