@@ -451,8 +451,11 @@ class SchemaCache:
         self.exported: dict[str, SchemaFacts] = {}
 
     def op(self, target: str) -> tuple[torch._ops.OpOverload, SchemaFacts]:
+        """ValueError for a target of no op's form (`split_target`), LookupError for an op that is
+        not registered."""
         entry = self.ops.get(target)
         if entry is None:
+            split_target(target)
             op = resolve_op(target)
             entry = self.ops[target] = (op, schema_facts(op._schema))
         return entry
@@ -507,11 +510,9 @@ def _torchbind_refusal(label: str) -> str:
 
 def _op(label: str, node: Node, cache: SchemaCache) -> tuple[torch._ops.OpOverload, SchemaFacts]:
     try:
-        split_target(node.target)
+        return cache.op(node.target)
     except ValueError as exc:  # no op, custom or not, is named so: no hint
         raise SpecMismatchError(f"{label}: {exc}") from None
-    try:
-        return cache.op(node.target)
     except LookupError as exc:
         hint = (" (a torch.library.custom_op: define it in Python before loading)"
                 if node.metadata.get(CUSTOM_OP_KEY) == "1" else "")
