@@ -5,8 +5,9 @@ The model chains CALLS extern calls of a C++ custom op (`my_ops::add` of tests/p
 built against the installed torch) on 8-element tensors. Each runner also runs a 1-call twin compiled the same
 way, and the per-call time is (t(CALLS) - t(1)) / (CALLS - 1): the fixed cost of a forward (Python
 call, input handles) cancels, what remains is the executor plus the wrapper's handle juggling
-around each call. The floor is `es.cpp`'s floor executor (what any executor must do per call: build
-the stack from the two arrays, callBoxed, move the returns into their output handles; no checks),
+around each call. The floor is the floor executor of benchmarks/cpp/floor/ (what any executor must
+do per call: build the stack from the two arrays, callBoxed, move the returns into their output
+handles; no checks), a module of its own over the runtime library es.cpp runs (benchmarks/floor.py),
 timed twice: through the same compiled wrapper, and in a bare C++ loop without the wrapper.
 Both models are compiled once and cached under `<cache>/aoti/`.
 
@@ -77,17 +78,18 @@ def _best(fn, forwards: int = FORWARDS, repeats: int = REPEATS) -> float:  # typ
 
 def run() -> list[str]:
     import externspec as es
+    from benchmarks import floor as floor_module
 
     op = _load_op()
     x, y = torch.randn(8), torch.randn(8)
     want = Chain(op, CALLS)(x, y)
-    ext = es.cpp.extension()
+    ext = floor_module.module()
     times: dict[str, dict[int, float]] = {"torch": {}, "externspec": {}, "floor": {}}
     for calls in (1, CALLS):
         path = _package(op, calls)
         theirs = torch._inductor.aoti_load_package(str(path))
         ours = es.cpp.AOTIRunner(path)
-        floor = ext.FloorRunner(ours._impl)
+        floor = ext.FloorRunner(str(path))  # its own runner of the same package
         if calls == CALLS:
             for got in (ours(x, y), theirs(x, y), floor(x, y)[0]):
                 assert torch.equal(got, want), "runners disagree with eager"
@@ -107,9 +109,9 @@ def run() -> list[str]:
                     '{"name": "a", "arg": {"as_tensor": {"name": "a"}}}, {"name": "b", "arg": {"as_tensor": '
                     '{"name": "b"}}}], "outputs": [{"as_tensor": {"name": "c"}}], "metadata": {}}}]}',
                     es.ExternKernelNodes)
-    executor = es.cpp.ProxyExecutor(spec)._impl
+    calls = ext.Calls(es.dumps(spec))
     n = 20000
-    boxed = min(ext.bench_callboxed(executor, 0, [x, y], n) for _ in range(REPEATS)) / n
+    boxed = min(calls.floor(0, [x, y], n) for _ in range(REPEATS)) / n
 
     us = 1e6
     ratio = per_call["externspec"] / per_call["torch"]

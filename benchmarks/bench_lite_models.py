@@ -6,8 +6,8 @@ so the rows compare, side by side on the same inputs: eager; torch's runner on t
 compiled in default mode (most ops generated or C-shim kernels, few extern calls); externspec's
 runner on that default package; externspec's runner on the lite package. Then, for every extern
 call of one lite forward (recorded with the arrays the wrapper passed), `call_function` in a C++
-loop against a bare `callBoxed` loop over the same prepared stack: the difference is what the
-executor adds per call (slicing, checks, storing outputs).
+loop against the floor executor's bare `callBoxed` loop over the same prepared stack (benchmarks/
+floor.py): the difference is what the executor adds per call (slicing, checks, storing outputs).
 
 Run: `python benchmarks/run.py bench_lite_models` (or `make bench`).
 """
@@ -75,18 +75,18 @@ def _recorded_calls(runner: Any, spec: Any, inputs: list[torch.Tensor]) -> list[
 def _call_overhead(spec: Any, calls: list[tuple[int, list[int], list[Any]]]) -> tuple[float, float, int]:
     """(executor s/call, bare callBoxed s/call, calls measured), averaged over the calls."""
     import externspec as es
+    from benchmarks import floor
 
-    ext = es.cpp.extension()
-    impl = es.cpp.ProxyExecutor(spec)._impl
+    timed = floor.module().Calls(es.dumps(spec))
     t_exec = t_boxed = 0.0
     measured = 0
     for index, ints, tensors in calls:
         try:
-            boxed = min(ext.bench_callboxed(impl, index, tensors, CALL_ITERATIONS, ints) for _ in range(REPEATS))
+            boxed = min(timed.floor(index, tensors, CALL_ITERATIONS, ints) for _ in range(REPEATS))
         except ValueError:  # list arguments: the bare loop does not fill them
             continue
         t_boxed += boxed
-        t_exec += min(ext.bench_call_function(impl, index, tensors, CALL_ITERATIONS, ints) for _ in range(REPEATS))
+        t_exec += min(timed.externspec(index, tensors, CALL_ITERATIONS, ints) for _ in range(REPEATS))
         measured += 1
     n = measured * CALL_ITERATIONS
     return t_exec / n, t_boxed / n, measured

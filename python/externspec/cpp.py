@@ -46,6 +46,7 @@ from . import _torch_support
 from ._cache import cache_dir
 from ._generated.models import ExternKernelNodes
 from .abi import op_policy
+from .cpp_include import get_cmake_dir
 from .errors import (
     CallError,
     DecodeError,
@@ -184,6 +185,17 @@ def extension() -> ModuleType:
                                     PackageError, ModelError, problem)
             _module = module
         return _module
+
+
+def cmake_dir() -> Path:
+    """The CMake package (externspecConfig.cmake, for `-Dexternspec_DIR=`) of the runtime library es.cpp
+    runs: the wheel's, else the build tree of its source build (CMakeLists.txt exports one there). C++
+    built against it (benchmarks/cpp/floor) links the very library es.cpp has loaded."""
+    module = extension()
+    if module is prebuilt():
+        return Path(get_cmake_dir())
+    assert module.__file__ is not None
+    return Path(module.__file__).parent
 
 
 def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tuple[str | bytes, str | None]:

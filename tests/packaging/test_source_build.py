@@ -42,3 +42,23 @@ def test_a_checkout_builds_the_binding_that_cmakelists_describes() -> None:
     # The wheel's shape: a thin binding over the runtime library.
     needed = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
     assert "[libexternspec_runtime.so" in needed, needed  # .so.0 in a build outside a wheel
+
+
+@pytest.mark.slow
+def test_cmake_dir_finds_the_runtime_library_es_cpp_has_loaded(tmp_path: Path) -> None:
+    from torch.utils import cmake_prefix_path
+
+    cpp.extension()
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(probe LANGUAGES CXX)\n"
+        "find_package(externspec CONFIG REQUIRED COMPONENTS runtime)\n"
+        "get_target_property(location externspec::runtime IMPORTED_LOCATION_RELEASE)\n"
+        'message(STATUS "runtime=${location}")\n')
+    out = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build"),
+                          f"-Dexternspec_DIR={cpp.cmake_dir()}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    location = Path(out.stdout.split("-- runtime=")[1].splitlines()[0])
+    maps = Path("/proc/self/maps").read_text().splitlines()
+    loaded = {Path(line.split()[-1]) for line in maps if "libexternspec_runtime" in line}
+    assert loaded == {location.resolve()}

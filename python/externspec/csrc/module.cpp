@@ -14,7 +14,6 @@
 #include <torch/csrc/jit/api/object.h>
 #include <torch/headeronly/version.h>
 
-#include <chrono>
 #include <variant>
 #include <string_view>
 #include <stdexcept>
@@ -180,102 +179,6 @@ py::list run_flat(AOTIRunner& r, py::handle inputs, std::uintptr_t stream) {
   }
   return wrap(std::move(out));
 }
-
-// The floor for benchmarks: what any proxy executor must do per call and nothing more. Node
-// `index`'s prepared stack with its single tensor and int slots filled from the arrays, callBoxed,
-// the tensor returns moved into their output handles; no checks beyond the return count. Only for
-// nodes `check_supported` takes, ops that do not call back into an executor, and one thread at a
-// time (its stack is a member: the floor needs no thread-local look-up).
-class FloorExecutor : public torch::aot_inductor::ProxyExecutor {
- public:
-  explicit FloorExecutor(const externspec::ProxyExecutor& plans) : plans_(plans) {}
-
-  // std::invalid_argument unless the floor can run the node (ValueError in Python).
-  static void check_supported(const externspec::NodePlan& plan) {
-    for (const auto& f : plan.fills)
-      if (f.kind != externspec::FillKind::Tensor && f.kind != externspec::FillKind::Int)
-        throw std::invalid_argument(plan.label + ": the floor executor fills only single tensor and int slots");
-    for (const auto& o : plan.outputs)
-      if (o.kind != externspec::OutKind::Tensor && o.kind != externspec::OutKind::Int &&
-          o.kind != externspec::OutKind::None)
-        throw std::invalid_argument(plan.label + ": the floor executor returns only single tensors and ints");
-  }
-
-  void call_function(int index, int, int64_t* ints, int, AtenTensorHandle* tensors) override {
-    const auto& plan = plans_.plan(static_cast<std::size_t>(index));
-    struct Clear {
-      std::vector<c10::IValue>& stack;
-      ~Clear() { stack.clear(); }
-    } clear{stack_};
-    std::vector<c10::IValue>& stack = stack_;
-    auto fill = plan.fills.begin();  // in stack order
-    for (std::size_t i = 0; i < plan.stack.size(); ++i) {
-      if (fill == plan.fills.end() || fill->stack_index != i) {
-        stack.push_back(plan.stack[i]);
-      } else {
-        if (fill->kind == externspec::FillKind::Int) stack.emplace_back(ints[fill->start]);
-        else stack.emplace_back(*reinterpret_cast<const at::Tensor*>(tensors[fill->start]));
-        ++fill;
-      }
-    }
-    plan.call(stack);
-    if (stack.size() != plan.num_returns) throw CallError(plan.label + ": wrong number of returns");
-    for (std::size_t i = 0; i < plan.outputs.size(); ++i)
-      if (plan.outputs[i].kind == externspec::OutKind::Tensor)
-        *reinterpret_cast<at::Tensor*>(tensors[plan.outputs[i].slot]) = std::move(stack[i]).toTensor();
-  }
-
- private:
-  const externspec::ProxyExecutor& plans_;
-  std::vector<c10::IValue> stack_;  // its capacity is kept from one call to the next
-};
-
-// `executor.call_function(index, ...)` in a C++ loop on the arrays `tensors` (inputs, then output
-// slots) and `ints`, the output slots kept from one call to the next as the compiled wrapper keeps them.
-double time_calls(torch::aot_inductor::ProxyExecutor& executor, const externspec::NodePlan& plan, std::size_t index,
-                  py::list tensors, std::size_t iterations, std::vector<int64_t> ints) {
-  ProxyExecutor::check_lengths(plan, static_cast<std::int64_t>(ints.size()), plan.num_tensors);
-  std::vector<at::Tensor> slots(static_cast<std::size_t>(plan.num_tensors));
-  for (std::size_t k = 0; k < static_cast<std::size_t>(plan.num_input_tensors); ++k)
-    slots[k] = tensor_of(tensors[k], "tensors", k);
-  std::vector<AtenTensorHandle> handles(slots.size());
-  for (std::size_t k = 0; k < slots.size(); ++k) handles[k] = reinterpret_cast<AtenTensorHandle>(&slots[k]);
-  py::gil_scoped_release release;
-  auto start = std::chrono::steady_clock::now();
-  for (std::size_t it = 0; it < iterations; ++it)
-    executor.call_function(static_cast<int>(index), static_cast<int>(ints.size()), ints.data(),
-                           static_cast<int>(handles.size()), handles.data());
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Reference for benchmarks: node `index` through the floor executor in a C++ loop.
-double bench_callboxed(const ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations,
-                       std::vector<int64_t> ints) {
-  const auto& plan = ex.plan(index);
-  FloorExecutor::check_supported(plan);
-  FloorExecutor floor(ex);
-  return time_calls(floor, plan, index, std::move(tensors), iterations, std::move(ints));
-}
-
-// The executor's side of that comparison: `call_function` on the same arrays in a C++ loop.
-double bench_call_function(ProxyExecutor& ex, std::size_t index, py::list tensors, std::size_t iterations,
-                           std::vector<int64_t> ints) {
-  return time_calls(ex, ex.plan(index), index, std::move(tensors), iterations, std::move(ints));
-}
-
-// A compiled model run with the floor executor: the reference for the runner's per-call cost.
-class FloorRunner {
- public:
-  explicit FloorRunner(AOTIRunner& runner) : runner_(runner), executor_(runner.executor()) {
-    for (std::size_t i = 0; i < runner.executor().size(); ++i) FloorExecutor::check_supported(runner.executor().plan(i));
-  }
-  // The GIL stays held: one thread at a time uses the floor executor.
-  py::list run(py::handle inputs) { return wrap(runner_.run_with(tensors_of(inputs), &executor_)); }
-
- private:
-  AOTIRunner& runner_;
-  FloorExecutor executor_;
-};
 
 // A proxy executor that hands each call to a Python `call_function(index, int_args, tensor_args)`
 // (es.ProxyExecutor's): the compiled wrapper then drives the Python executor with exactly the
@@ -492,12 +395,4 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("in_spec", [](const AOTIRunner& r) { return text(r.in_spec()); })
       .def_property_readonly("out_spec", [](const AOTIRunner& r) { return text(r.out_spec()); })
       .def_property_readonly("metadata", [](const AOTIRunner& r) { return text(r.metadata()); });
-
-  py::class_<FloorRunner>(m, "FloorRunner")
-      .def(py::init<AOTIRunner&>(), py::arg("runner"), py::keep_alive<1, 2>())
-      .def("__call__", [](FloorRunner& r, py::args args) { return r.run(args); });
-  m.def("bench_callboxed", &bench_callboxed, py::arg("executor"), py::arg("index"), py::arg("tensors"),
-        py::arg("iterations"), py::arg("ints") = std::vector<int64_t>{});
-  m.def("bench_call_function", &bench_call_function, py::arg("executor"), py::arg("index"), py::arg("tensors"),
-        py::arg("iterations"), py::arg("ints") = std::vector<int64_t>{});
 }
