@@ -44,11 +44,11 @@ REGRESSIONS = {"decode": HERE / "regressions", "executor": HERE / "regressions-e
                "thrift": HERE / "regressions-thrift"}
 CONFORMANCE = ROOT / "tests" / "conformance"
 PAYLOADS = ROOT / "tests" / "compat" / "payloads"
-CSRC = ROOT / "python" / "externspec" / "csrc"
+CSRC = ROOT / "python" / "externspec" / "cpp" / "csrc"
 BACKENDS = ("nlohmann", "simdjson")
 TARGETS = (*BACKENDS, "executor", "thrift")
 # The executor's runtime sources the load path needs (module.cpp is the Python binding, the rest the runner).
-EXECUTOR_SOURCES = ("executor.cpp", "abi.cpp", "enums.cpp")
+EXECUTOR_SOURCES = ("executor/executor.cpp", "executor/abi.cpp", "executor/enums.cpp")
 # Index = the type byte of an input; keep in step with kTypes in fuzz_decode.cpp and TYPES in fuzz_thrift.py.
 TYPES = ("ExternKernelNodes", "ExportedProgram", "Node", "Argument", "Graph", "TensorMeta", "Device",
          "ExternKernelNode")
@@ -131,7 +131,7 @@ def build(target: str) -> Path:
     h.update("\0".join(cmd_flags + _libs(target)).encode())
     deps = [*sources, *sorted(include_dir().rglob("*.h")), *sorted(include_dir().rglob("*.def"))]
     if target == "executor":
-        deps += sorted(CSRC.glob("*.h"))
+        deps += sorted(CSRC.rglob("*.h"))
         h.update(importlib.metadata.version("torch").encode())
     for dep in deps:
         h.update(dep.name.encode() + dep.read_bytes())

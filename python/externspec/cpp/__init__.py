@@ -1,15 +1,8 @@
 """`es.cpp`: externspec's C++ proxy executor and AOTInductor runner, from Python.
 
-An installed wheel carries the binding prebuilt (`externspec._cpp`, over the runtime library
-`externspec/lib/libexternspec_runtime.so`; CMakeLists.txt) and loads it on first use, not on import,
-so `import externspec` stays light. A source checkout (the editable install of `make setup`) has no
-prebuilt binding: there the first use runs the same CMake build the wheel runs (CMakeLists.txt, the
-one description of csrc/'s sources, flags and CUDA path), with a message on stderr saying so. That
-build goes to `<cache>/cpp/<name>/`, where the name carries a hash of what the build reads (csrc/,
-the headers, CMakeLists.txt and cmake/), the flags and the torch/Python versions: any change builds
-afresh, and an unchanged tree imports the cached library without invoking CMake. `<cache>` is
-`$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source checkout, else `~/.cache/externspec`.
-`EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's) always build from source.
+The C++ room: `csrc/` holds the sources (executor/, aoti_package/, aoti_runner/, python/: the
+binding), `binding.py` finds or builds the compiled binding (the wheel's, else a first-use build
+of this checkout with CMakeLists.txt), and this module wraps it in the Python API:
 
 * `ProxyExecutor(spec | path | JSON text, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
@@ -19,183 +12,29 @@ afresh, and an unchanged tree imports the cached library without invoking CMake.
   returns what torch's `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)`
   runs on a given CUDA stream. Calls release the GIL and may come from many threads;
   `num_models=N` lets N of them run at once.
+* `extension()`: the compiled binding itself (`build`, `prebuilt`: how it is obtained); `cmake_dir()`:
+  the CMake package of the runtime library it links (for C++ that must link the same one).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import importlib.util
 import os
-import shutil
-import subprocess
-import sys
-import sysconfig
-import threading
-import time
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import torch
 from torch.export._tree_utils import reorder_kwargs
 from torch.utils import _pytree as pytree
 
-from . import _torch_support
-from ._cache import cache_dir
-from ._generated.models import ExternKernelNodes
-from .abi import op_policy
-from .cpp_include import get_cmake_dir
-from .errors import (
-    CallError,
-    DecodeError,
-    ExternSpecError,
-    ModelError,
-    PackageError,
-    SpecMismatchError,
-    UnsupportedError,
-    VersionError,
-    problem,
-)
-from .wire import dumps, model_or_document
-
-_HERE = Path(__file__).resolve().parent
-# The source tree of a checkout or an sdist: CMakeLists.txt beside python/externspec/.
-SOURCE_ROOT = _HERE.parent.parent
-# What the build reads (pyproject.toml only for checks at configure time: it changes no output).
-_BUILD_INPUTS = ("python/externspec/csrc", "python/externspec/include", "cmake", "CMakeLists.txt")
-
-_lock = threading.Lock()
-_module: ModuleType | None = None
-
-
-def _source_hash(flags: Sequence[str]) -> str:
-    h = hashlib.sha256()
-    for relative in _BUILD_INPUTS:
-        top = SOURCE_ROOT / relative
-        for path in sorted([top] if top.is_file() else (p for p in top.rglob("*") if p.is_file())):
-            h.update(str(path.relative_to(SOURCE_ROOT)).encode())
-            h.update(path.read_bytes())
-    h.update(repr((tuple(flags), torch.__version__, sys.version_info[:3])).encode())
-    return h.hexdigest()[:16]
-
-
-def _run_logged(cmd: list[str], log: Path, *, show: bool) -> None:
-    """Run one CMake step, appending its output to `log` (and to stderr when `show`: the build's
-    progress lines); a failure raises ExternSpecError with the tail of its output."""
-    with log.open("a", encoding="utf-8") as out:
-        out.write(f"$ {' '.join(cmd)}\n")
-        out.flush()
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                out.write(line)
-                if show:
-                    print(line, end="", file=sys.stderr, flush=True)
-    if proc.returncode != 0:
-        tail = "".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[-40:])
-        raise ExternSpecError(f"building es.cpp failed ({' '.join(cmd[:2])}); the log is {log}:\n{tail}")
-
-
-def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -> ModuleType:
-    """Build (or load from the cache) the binding from source with CMakeLists.txt, with extra
-    compiler and linker flags (e.g. AddressSanitizer's). Parallel builds of one tree (pytest workers,
-    processes of several checkouts sharing the cache) wait for each other on a lock file."""
-    cmakelists = SOURCE_ROOT / "CMakeLists.txt"
-    if not cmakelists.is_file():
-        raise ExternSpecError(f"cannot build es.cpp: its C++ sources are not installed ({cmakelists} is missing); "
-                              "building with custom flags needs a source checkout or the sdist")
-    message = _torch_support.refusal(torch.__version__, _torch_support.requirement())
-    if message is not None:
-        raise ExternSpecError(f"cannot build es.cpp: {message}")
-    build_dir = cache_dir() / "cpp" / f"externspec_cpp_{_source_hash([*extra_cflags, '|', *extra_ldflags])}"
-    library = build_dir / f"_cpp{sysconfig.get_config_var('EXT_SUFFIX')}"
-    built = build_dir / "built"  # written once the library is complete
-    if not built.exists():
-        build_dir.mkdir(parents=True, exist_ok=True)
-        with (build_dir / "lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not built.exists():
-                _cmake_build(build_dir, extra_cflags, extra_ldflags)
-                built.touch()
-    # Import the library directly (no CMake run). Its RUNPATH finds libexternspec_runtime.so beside it.
-    spec = importlib.util.spec_from_file_location("_cpp", library)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _cmake_build(build_dir: Path, extra_cflags: Sequence[str], extra_ldflags: Sequence[str]) -> None:
-    from torch.utils import cmake_prefix_path
-
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        raise ExternSpecError("cannot build es.cpp: CMake (3.18 or newer) is not on PATH (pip install cmake)")
-    print(f"externspec: building es.cpp from {SOURCE_ROOT} (CMakeLists.txt) against torch {torch.__version__} into "
-          f"{build_dir} (once per source change; a few minutes)...", file=sys.stderr, flush=True)
-    start = time.monotonic()
-    # What a failed or killed build left is removed: its CMakeCache.txt may name another checkout's
-    # sources (checkouts with equal sources share the folder).
-    for left in build_dir.iterdir():
-        if left.is_dir():
-            shutil.rmtree(left)
-        elif left.name != "lock":
-            left.unlink()
-    log = build_dir / "build.log"
-    ldflags = " ".join(extra_ldflags)
-    _run_logged([cmake, "-S", str(SOURCE_ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
-                 "-DEXTERNSPEC_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
-                 f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}", f"-DCMAKE_CXX_FLAGS={' '.join(extra_cflags)}",
-                 f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}", f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
-                log, show=False)
-    # MAX_JOBS as for torch's extension builds; the build's own [n/m] lines are its progress.
-    jobs = os.environ.get("MAX_JOBS") or str(os.cpu_count() or 1)
-    _run_logged([cmake, "--build", str(build_dir), "--target", "externspec_cpp", "--parallel", jobs], log, show=True)
-    print(f"externspec: built {build_dir} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
-
-
-def prebuilt() -> ModuleType | None:
-    """The binding a wheel ships (`externspec._cpp`), or None in a source checkout."""
-    if importlib.util.find_spec(f"{__package__}._cpp") is None:
-        return None
-    module = importlib.import_module(f"{__package__}._cpp")
-    built, running = module.torch_version, torch.__version__.split("+")[0]
-    if built.split(".")[:2] != running.split(".")[:2]:
-        raise ExternSpecError(f"es.cpp ({module.__file__}) was built against torch {built}, but torch {running} "
-                              "is installed: torch's C++ ABI changes between releases; install the torch it was "
-                              "built for, or build externspec against this one (pip install --no-build-isolation "
-                              "externspec)")
-    return module
-
-
-def extension() -> ModuleType:
-    """The compiled extension: the wheel's prebuilt binding, else built on first use (thread-safe;
-    cached across processes)."""
-    global _module
-    with _lock:
-        if _module is None:
-            flags = os.environ.get("EXTERNSPEC_CPP_CFLAGS", "").split()
-            ldflags = os.environ.get("EXTERNSPEC_CPP_LDFLAGS", "").split()
-            module = None if flags or ldflags else prebuilt()
-            if module is None:
-                module = build(flags, ldflags)
-            module._register_errors(DecodeError, VersionError, SpecMismatchError, CallError, UnsupportedError,
-                                    PackageError, ModelError, problem)
-            _module = module
-        return _module
-
-
-def cmake_dir() -> Path:
-    """The CMake package (externspecConfig.cmake, for `-Dexternspec_DIR=`) of the runtime library es.cpp
-    runs: the wheel's, else the build tree of its source build (CMakeLists.txt exports one there). C++
-    built against it (benchmarks/cpp/floor) links the very library es.cpp has loaded."""
-    module = extension()
-    if module is prebuilt():
-        return Path(get_cmake_dir())
-    assert module.__file__ is not None
-    return Path(module.__file__).parent
+from .._cache import cache_dir as cache_dir
+from .._generated.models import ExternKernelNodes
+from ..abi import op_policy
+from ..errors import CallError, DecodeError, VersionError
+from ..wire import dumps, model_or_document
+from .binding import build as build
+from .binding import cmake_dir as cmake_dir
+from .binding import extension as extension
+from .binding import prebuilt as prebuilt
 
 
 def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tuple[str | bytes, str | None]:
