@@ -42,7 +42,7 @@ EMITTER_IMPORTS = {"ir", "naming", "errors"}
 EMITTERS = ("emit_python", "emit_cpp", "naming")
 
 # The rooms by flow, lowest first: a module may import its own room and the rooms below it.
-ROOMS = ("externspec.wire", "externspec.thrift", "externspec.abi", "externspec.cli")
+ROOMS = ("externspec.wire", "externspec.thrift", "externspec.abi", "externspec.cpp", "externspec.cli")
 # Where the repository's Python lives besides the package: none of it may import an old path.
 OTHER_CODE = ("tests", "benchmarks", "examples")
 
@@ -162,9 +162,11 @@ def test_rooms_import_only_downward() -> None:
 def test_the_room_check_sees_each_room() -> None:
     edges, _ = import_graph()
     assert [room_of(m) for m in ("externspec.wire.version", "externspec.thrift", "externspec.abi.executor",
-                                 "externspec.cli.commands.inspect", "externspec.errors")] == [0, 1, 2, 3, None]
+                                 "externspec.cpp.binding", "externspec.cli.commands.inspect",
+                                 "externspec.errors", "externspec.cpp_include")] == [0, 1, 2, 3, 4, None, None]
     assert "externspec.wire" in edges["externspec.thrift"] and "externspec.abi.executor" in edges[
         "externspec.cli.commands.inspect"]  # the rooms above do use the ones below
+    assert "externspec.abi.op_policy" in edges["externspec.cpp"]
 
 
 def old_paths() -> dict[str, str]:

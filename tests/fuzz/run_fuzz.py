@@ -81,7 +81,7 @@ def build(target: str) -> Path:
     """Build the fuzz target (`nlohmann`, `simdjson`: the decoder; `executor`: the executor's load
     path) with CMakeLists.txt unless an identical build is cached. `thrift` is a Python script
     (atheris): nothing to build."""
-    from externspec import _cmake
+    from externspec.cpp import _cmake
 
     if _kind(target) == "thrift":
         return THRIFT

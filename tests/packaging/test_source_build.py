@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from externspec import _cmake, cpp
+from externspec import cpp
 from externspec._cache import cache_dir
+from externspec.cpp import _cmake, binding
 
 # One file of each kind the build reads: build files, the binding's sources, the shipped headers.
-EDITS = ["CMakeLists.txt", "cmake/externspecCuda.cmake", f"{_cmake.CSRC}/abi.cpp",
+EDITS = ["CMakeLists.txt", "cmake/externspecCuda.cmake", f"{_cmake.CSRC}/executor/abi.cpp",
          "python/externspec/include/externspec/runtime.h", "python/externspec/include/externspec/detail/codec.h"]
 
 
@@ -24,12 +25,12 @@ def test_the_cache_name_changes_with_each_file_the_build_reads(tmp_path: Path, m
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         copy(source, tmp_path / relative)
     monkeypatch.setattr(_cmake, "SOURCE_ROOT", tmp_path)
-    names = {cpp._source_hash([])}
+    names = {binding._source_hash([])}
     for relative in EDITS:
         with (tmp_path / relative).open("a") as f:
             f.write("\n")
-        names.add(cpp._source_hash([]))
-    names.add(cpp._source_hash(["-O1"]))
+        names.add(binding._source_hash([]))
+    names.add(binding._source_hash(["-O1"]))
     assert len(names) == len(EDITS) + 2
 
 

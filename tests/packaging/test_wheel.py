@@ -62,7 +62,7 @@ def test_wheel_ships_the_compiled_runtime_and_every_package() -> None:
     py = f"cp{sys.version_info.major}{sys.version_info.minor}"
     assert re.fullmatch(rf"externspec-[\d.]+-{py}-{py}-linux_x86_64\.whl", wheel.name)
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert any(re.fullmatch(r"externspec/_cpp\.cpython-\d+-x86_64-linux-gnu\.so", n) for n in names)
+    assert any(re.fullmatch(r"externspec/cpp/_binding\.cpython-\d+-x86_64-linux-gnu\.so", n) for n in names)
     assert {
         "externspec/lib/libexternspec_runtime.so",
         "externspec/lib/libexternspec_codec.a",
@@ -106,7 +106,7 @@ def test_prebuilt_es_cpp_runs_a_package_with_no_compiler(venv_python: Path, tmp_
     report = json.loads(proc.stdout.splitlines()[-1])
     venv = venv_python.parent.parent
     assert Path(report["externspec"]).is_relative_to(venv) and Path(report["binding"]).is_relative_to(venv)
-    assert Path(report["binding"]).name.startswith("_cpp.")
+    assert Path(report["binding"]).name.startswith("_binding.")
     # Read before torch's own loader runs: torch's Python aoti_load_package itself invokes `c++`.
     assert report["compiler_ran"] is False
     assert not cache.exists() or not any(cache.iterdir())

@@ -334,7 +334,7 @@ def _wrong_element(plan: CallPlan, int_args: Sequence[int], tensor_args: list[An
     """The first slot holding the wrong kind of value, or None when every element has the kind the
     plan reads. A tensor slot takes a Tensor (not a number the dispatcher would wrap); an int slot
     takes an int in int64 range (anything with __index__, not a bool or a float). The C++ binding
-    (csrc/module.cpp) applies the same rule with the same words."""
+    (cpp/csrc/python/module.cpp) applies the same rule with the same words."""
     for (_, _, kind, start, stop, _pattern), name in zip(plan.fills, plan.fill_names, strict=True):
         for k in range(start, stop):
             if kind in (_TENSOR, _TENSORS, _OPT_TENSORS, _WRAPPED):

@@ -1,5 +1,5 @@
 """Cached CMake builds of a source checkout (CMakeLists.txt, the one description of csrc/'s build):
-es.cpp's first use (externspec.cpp) and the fuzz harnesses (tests/fuzz/run_fuzz.py). Each build goes
+es.cpp's first use (binding.py) and the fuzz harnesses (tests/fuzz/run_fuzz.py). Each build goes
 to a folder of the cache whose name carries a hash of what it reads (`source_hash`): any change
 builds afresh, an unchanged tree reuses the folder without invoking CMake. Parallel builds of one
 tree (pytest workers, processes of several checkouts sharing the cache) wait for each other on a
@@ -17,12 +17,12 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .errors import ExternSpecError
+from ..errors import ExternSpecError
 
 # The source tree of a checkout or an sdist: CMakeLists.txt beside python/externspec/.
-SOURCE_ROOT = Path(__file__).resolve().parent.parent.parent
+SOURCE_ROOT = Path(__file__).resolve().parents[3]
 # csrc/, relative to SOURCE_ROOT (CMakeLists.txt's EXTERNSPEC_CSRC_DIR).
-CSRC = "python/externspec/csrc"
+CSRC = "python/externspec/cpp/csrc"
 # What the build of csrc/ reads (pyproject.toml only for checks at configure time: it changes no output).
 BUILD_INPUTS = (CSRC, "python/externspec/include", "cmake", "CMakeLists.txt")
 

@@ -13,8 +13,8 @@
 #include <unordered_set>
 #include <utility>
 
-#include "abi.h"
-#include "enums.h"
+#include "executor/abi.h"
+#include "executor/enums.h"
 #include <externspec/torch/errors.h>
 
 namespace externspec {

@@ -1,15 +1,8 @@
 """`es.cpp`: externspec's C++ proxy executor and AOTInductor runner, from Python.
 
-An installed wheel carries the binding prebuilt (`externspec._cpp`, over the runtime library
-`externspec/lib/libexternspec_runtime.so`; CMakeLists.txt) and loads it on first use, not on import,
-so `import externspec` stays light. A source checkout (the editable install of `make setup`) has no
-prebuilt binding: there the first use runs the same CMake build the wheel runs (CMakeLists.txt, the
-one description of csrc/'s sources, flags and CUDA path), with a message on stderr saying so. That
-build goes to `<cache>/cpp/<name>/`, where the name carries a hash of what the build reads (csrc/,
-the headers, CMakeLists.txt and cmake/), the flags and the torch/Python versions: any change builds
-afresh, and an unchanged tree imports the cached library without invoking CMake. `<cache>` is
-`$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source checkout, else `~/.cache/externspec`.
-`EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's) always build from source.
+The C++ room: `csrc/` holds the sources (executor/, aoti_package/, aoti_runner/, python/: the
+binding), `binding.py` finds or builds the compiled binding (the wheel's, else a first-use build
+of this checkout with CMakeLists.txt), and this module wraps it in the Python API:
 
 * `ProxyExecutor(spec | path | JSON text, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
@@ -19,106 +12,27 @@ afresh, and an unchanged tree imports the cached library without invoking CMake.
   returns what torch's `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)`
   runs on a given CUDA stream. Calls release the GIL and may come from many threads;
   `num_models=N` lets N of them run at once.
+* `extension()`: the compiled binding itself (`build`, `prebuilt`: how it is obtained).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-import sysconfig
-import threading
 from collections.abc import Iterable, Sequence
-from types import ModuleType
 from typing import Any
 
 import torch
 from torch.export._tree_utils import reorder_kwargs
 from torch.utils import _pytree as pytree
 
-from . import _cmake, _torch_support
-from ._cache import cache_dir
-from ._generated.models import ExternKernelNodes
-from .abi import op_policy
-from .errors import (
-    CallError,
-    DecodeError,
-    ExternSpecError,
-    ModelError,
-    PackageError,
-    SpecMismatchError,
-    UnsupportedError,
-    VersionError,
-    problem,
-)
-from .wire import dumps, model_or_document
-
-_lock = threading.Lock()
-_module: ModuleType | None = None
-
-
-def _source_hash(flags: Sequence[str]) -> str:
-    return _cmake.source_hash(_cmake.BUILD_INPUTS, (tuple(flags), torch.__version__, sys.version_info[:3]))
-
-
-def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -> ModuleType:
-    """Build (or load from the cache) the binding from source with CMakeLists.txt, with extra
-    compiler and linker flags (e.g. AddressSanitizer's). Parallel builds of one tree (pytest workers,
-    processes of several checkouts sharing the cache) wait for each other on a lock file."""
-    from torch.utils import cmake_prefix_path
-
-    cmakelists = _cmake.SOURCE_ROOT / "CMakeLists.txt"
-    if not cmakelists.is_file():
-        raise ExternSpecError(f"cannot build es.cpp: its C++ sources are not installed ({cmakelists} is missing); "
-                              "building with custom flags needs a source checkout or the sdist")
-    message = _torch_support.refusal(torch.__version__, _torch_support.requirement())
-    if message is not None:
-        raise ExternSpecError(f"cannot build es.cpp: {message}")
-    build_dir = cache_dir() / "cpp" / f"externspec_cpp_{_source_hash([*extra_cflags, '|', *extra_ldflags])}"
-    ldflags = " ".join(extra_ldflags)
-    _cmake.build(build_dir, ["-DCMAKE_BUILD_TYPE=Release", "-DEXTERNSPEC_PYTHON=ON",
-                             f"-DPython_EXECUTABLE={sys.executable}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}",
-                             f"-DCMAKE_CXX_FLAGS={' '.join(extra_cflags)}", f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}",
-                             f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
-                 "externspec_cpp", what=f"es.cpp against torch {torch.__version__}")
-    library = build_dir / f"_cpp{sysconfig.get_config_var('EXT_SUFFIX')}"
-    # Import the library directly (no CMake run). Its RUNPATH finds libexternspec_runtime.so beside it.
-    spec = importlib.util.spec_from_file_location("_cpp", library)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def prebuilt() -> ModuleType | None:
-    """The binding a wheel ships (`externspec._cpp`), or None in a source checkout."""
-    if importlib.util.find_spec(f"{__package__}._cpp") is None:
-        return None
-    module = importlib.import_module(f"{__package__}._cpp")
-    built, running = module.torch_version, torch.__version__.split("+")[0]
-    if built.split(".")[:2] != running.split(".")[:2]:
-        raise ExternSpecError(f"es.cpp ({module.__file__}) was built against torch {built}, but torch {running} "
-                              "is installed: torch's C++ ABI changes between releases; install the torch it was "
-                              "built for, or build externspec against this one (pip install --no-build-isolation "
-                              "externspec)")
-    return module
-
-
-def extension() -> ModuleType:
-    """The compiled extension: the wheel's prebuilt binding, else built on first use (thread-safe;
-    cached across processes)."""
-    global _module
-    with _lock:
-        if _module is None:
-            flags = os.environ.get("EXTERNSPEC_CPP_CFLAGS", "").split()
-            ldflags = os.environ.get("EXTERNSPEC_CPP_LDFLAGS", "").split()
-            module = None if flags or ldflags else prebuilt()
-            if module is None:
-                module = build(flags, ldflags)
-            module._register_errors(DecodeError, VersionError, SpecMismatchError, CallError, UnsupportedError,
-                                    PackageError, ModelError, problem)
-            _module = module
-        return _module
+from .._cache import cache_dir as cache_dir
+from .._generated.models import ExternKernelNodes
+from ..abi import op_policy
+from ..errors import CallError, DecodeError, VersionError
+from ..wire import dumps, model_or_document
+from .binding import build as build
+from .binding import extension as extension
+from .binding import prebuilt as prebuilt
 
 
 def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tuple[str | bytes, str | None]:

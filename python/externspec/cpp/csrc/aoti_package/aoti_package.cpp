@@ -1,11 +1,11 @@
-#include "aoti_package.h"
+#include "aoti_package/aoti_package.h"
 
 #include <cstdint>
 #include <vector>
 
 #include <externspec/torch/errors.h>
 
-#include "custom_objects.h"
+#include "aoti_package/custom_objects.h"
 
 namespace externspec::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "model_library.h"
+#include "aoti_runner/model_library.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "enums.h"
+#include "executor/enums.h"
 
 #include <c10/util/Exception.h>
 

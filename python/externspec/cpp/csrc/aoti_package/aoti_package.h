@@ -21,7 +21,7 @@
 #include <externspec/torch/aoti_runner.h>
 #include <externspec/torch/proxy_executor.h>
 
-#include "package.h"
+#include "aoti_package/package.h"
 
 namespace externspec::detail {
 

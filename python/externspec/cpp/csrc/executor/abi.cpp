@@ -1,4 +1,4 @@
-#include "abi.h"
+#include "executor/abi.h"
 
 #include <ATen/core/class_type.h>
 #include <externspec/externspec.h>

@@ -1,4 +1,4 @@
-#include "custom_objects.h"
+#include "aoti_package/custom_objects.h"
 
 #include <c10/util/Exception.h>
 #include <nlohmann/json.hpp>

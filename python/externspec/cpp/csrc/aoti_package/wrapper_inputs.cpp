@@ -1,4 +1,4 @@
-#include "wrapper_inputs.h"
+#include "aoti_package/wrapper_inputs.h"
 
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>

@@ -12,7 +12,7 @@
 
 #include <externspec/torch/proxy_executor.h>
 
-#include "package.h"
+#include "aoti_package/package.h"
 
 namespace externspec::detail {
 

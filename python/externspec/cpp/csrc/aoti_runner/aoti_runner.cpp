@@ -29,16 +29,16 @@
 
 #include <externspec/torch/errors.h>
 
-#include "enums.h"
+#include "executor/enums.h"
 // The message of the last C-shim call that failed on this thread (torch >= 2.6 exports it).
 #if __has_include(<torch/csrc/shim_exception_state.h>)
 #include <torch/csrc/shim_exception_state.h>
 #define EXTERNSPEC_SHIM_EXCEPTION_STATE 1
 #endif
 
-#include "aoti_package.h"
-#include "model_library.h"
-#include "wrapper_inputs.h"
+#include "aoti_package/aoti_package.h"
+#include "aoti_runner/model_library.h"
+#include "aoti_package/wrapper_inputs.h"
 
 namespace externspec {
 

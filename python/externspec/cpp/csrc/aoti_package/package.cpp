@@ -1,4 +1,4 @@
-#include "package.h"
+#include "aoti_package/package.h"
 
 #include <caffe2/serialize/crc_alt.h>
 #include <caffe2/serialize/inline_container.h>

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "package.h"
+#include "aoti_package/package.h"
 
 namespace externspec::detail {
 

@@ -23,7 +23,7 @@
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
-#include "enums.h"
+#include "executor/enums.h"
 
 namespace py = pybind11;
 using externspec::AOTIRunner;
