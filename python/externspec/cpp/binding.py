@@ -28,9 +28,9 @@ from types import ModuleType
 import torch
 
 from .. import _torch_support, errors
-from . import _cmake
 from .._cache import cache_dir
 from ..errors import ExternSpecError
+from . import _cmake
 
 _lock = threading.Lock()
 _module: ModuleType | None = None
