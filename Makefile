@@ -22,9 +22,9 @@ setup: $(STAMP) ## create .venv with the pinned tools and install externspec (ed
 setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1 (CI runs a subset of the tests there)
 	$(MAKE) setup VENV=$(VENV_TORCH214)
 
-# Debian packages: CMake (es.cpp's build, CMakeLists.txt), the C++ JSON backends (header-only
-# nlohmann = default, simdjson = fast), and clang with its sanitizer/libFuzzer runtime for the
-# decoder's and executor's fuzz tests.
+# Debian packages: CMake (CMakeLists.txt: es.cpp's build and the fuzz harnesses'), the C++ JSON
+# backends (header-only nlohmann = default, simdjson = fast), and clang with its sanitizer/libFuzzer
+# runtime for the decoder's and executor's fuzz tests.
 CPP_DEB_PACKAGES := cmake nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev
 
 # The editable install maps each package file by its path, so a module added, moved or removed
@@ -86,7 +86,7 @@ bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured 
 	$(PY) benchmarks/run.py
 
 FUZZ_SECONDS ?= 60
-fuzz: $(STAMP) ## libFuzzer on the C++ decoder (both backends) and the executor load path, ASan+UBSan, FUZZ_SECONDS each (needs clang)
+fuzz: $(STAMP) ## libFuzzer on the C++ decoder (both backends) and the executor load path, ASan+UBSan, FUZZ_SECONDS each (needs clang, cmake)
 	$(PY) tests/fuzz/run_fuzz.py --seconds $(FUZZ_SECONDS)
 
 demo: $(STAMP) ## the main job: real torch artifacts through externspec

@@ -3,10 +3,11 @@ and the C++ executor's load path against libtorch (tests/fuzz/fuzz_executor_load
 
     python tests/fuzz/run_fuzz.py --seconds 60 [--target nlohmann|simdjson|executor]   (or: make fuzz FUZZ_SECONDS=60)
 
-* Built with Debian's clang (`-fsanitize=fuzzer,address,undefined`, UB is fatal), cached in
-  <cache>/fuzz/ (`$EXTERNSPEC_CACHE_DIR`, else .cache/) by a hash of the sources, the shipped
-  headers, the flags and the compiler (the executor target: also the executor's sources and the
-  torch version it links against, from the installed wheel's torch/include and torch/lib).
+* Built by CMakeLists.txt with EXTERNSPEC_FUZZ (tests/fuzz/CMakeLists.txt: Debian's clang,
+  `-fsanitize=fuzzer,address,undefined`, UB is fatal; the executor target links the executor's
+  sources of csrc/ and libtorch as the runtime library does), into a folder of <cache>/fuzz/
+  (`$EXTERNSPEC_CACHE_DIR`, else .cache/) named by a hash of what the build reads (csrc/, the
+  shipped headers, the build files, the harnesses), the compiler and the torch version.
 * Decoder seeds: the conformance corpus (tests/conformance/valid|invalid, one type byte prepended as
   the target expects). Executor seeds: the corpus's ExternKernelNodes documents, the released
   ExternKernelNodes payloads (tests/compat/payloads) and specs `es.SpecBuilder` writes for aten
@@ -22,9 +23,7 @@ and the C++ executor's load path against libtorch (tests/fuzz/fuzz_executor_load
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.metadata
-import importlib.util
 import json
 import os
 import re
@@ -38,17 +37,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-SOURCES = {"decode": HERE / "fuzz_decode.cpp", "executor": HERE / "fuzz_executor_load.cpp",
-           "thrift": HERE / "fuzz_thrift.py"}
+THRIFT = HERE / "fuzz_thrift.py"
+# The CMake target of each compiled target (tests/fuzz/CMakeLists.txt).
+EXECUTABLES = {"nlohmann": "fuzz_decode_nlohmann", "simdjson": "fuzz_decode_simdjson", "executor": "fuzz_executor_load"}
 REGRESSIONS = {"decode": HERE / "regressions", "executor": HERE / "regressions-executor",
                "thrift": HERE / "regressions-thrift"}
 CONFORMANCE = ROOT / "tests" / "conformance"
 PAYLOADS = ROOT / "tests" / "compat" / "payloads"
-CSRC = ROOT / "python" / "externspec" / "cpp" / "csrc"
 BACKENDS = ("nlohmann", "simdjson")
 TARGETS = (*BACKENDS, "executor", "thrift")
-# The executor's runtime sources the load path needs (module.cpp is the Python binding, the rest the runner).
-EXECUTOR_SOURCES = ("executor/executor.cpp", "executor/abi.cpp", "executor/enums.cpp")
 # Index = the type byte of an input; keep in step with kTypes in fuzz_decode.cpp and TYPES in fuzz_thrift.py.
 TYPES = ("ExternKernelNodes", "ExportedProgram", "Node", "Argument", "Graph", "TensorMeta", "Device",
          "ExternKernelNode")
@@ -74,79 +71,30 @@ def cache() -> Path:
     return cache_dir() / "fuzz"
 
 
-def include_dir() -> Path:
-    from externspec.cpp_include import get_include
-
-    return Path(get_include())
-
-
 def _kind(target: str) -> str:
     if target not in TARGETS:
         raise ValueError(f"unknown fuzz target {target!r}: expected one of {', '.join(TARGETS)}")
     return target if target in ("executor", "thrift") else "decode"
 
 
-def torch_dir() -> Path:
-    """The installed torch package (its include/ and lib/), found without importing torch."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None:
-        raise RuntimeError("the executor fuzz target links against libtorch: install torch (make setup)")
-    return Path(spec.origin).parent
-
-
-def flags(target: str) -> list[str]:
-    common = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=fuzzer,address,undefined",
-              "-fno-sanitize-recover=undefined", f"-I{include_dir()}"]
-    if target == "executor":
-        torch = torch_dir()
-        # torch's headers are C++20 and its wheel uses the new libstdc++ ABI; -isystem keeps their warnings out.
-        return ["-std=c++20", *common, "-D_GLIBCXX_USE_CXX11_ABI=1", f"-I{CSRC}", f"-isystem{torch / 'include'}",
-                f"-isystem{torch / 'include' / 'torch' / 'csrc' / 'api' / 'include'}"]
-    return ["-std=c++17", *common, *(["-DFUZZ_SIMDJSON"] if target == "simdjson" else [])]
-
-
-def _sources(target: str) -> list[Path]:
-    extra = [CSRC / name for name in EXECUTOR_SOURCES] if target == "executor" else []
-    return [SOURCES[_kind(target)], *extra]
-
-
-def _libs(target: str) -> list[str]:
-    if target == "executor":
-        lib = torch_dir() / "lib"
-        return [f"-L{lib}", f"-Wl,-rpath,{lib}", "-ltorch_cpu", "-lc10"]
-    return ["-lsimdjson"] if target == "simdjson" else []
-
-
 def build(target: str) -> Path:
-    """Compile the fuzz target (`nlohmann`, `simdjson`: the decoder; `executor`: the executor's load
-    path) unless an identical build is cached. `thrift` is a Python script (atheris): nothing to build."""
+    """Build the fuzz target (`nlohmann`, `simdjson`: the decoder; `executor`: the executor's load
+    path) with CMakeLists.txt unless an identical build is cached. `thrift` is a Python script
+    (atheris): nothing to build."""
+    from externspec.cpp import _cmake
+
     if _kind(target) == "thrift":
-        return SOURCES["thrift"]
+        return THRIFT
     if shutil.which(COMPILER) is None:
         raise RuntimeError(f"{COMPILER} not found: install Debian's clang and libclang-rt-14-dev (see `make fuzz`)")
-    cmd_flags = flags(target)
-    sources = _sources(target)
-    h = hashlib.sha256()
-    h.update(subprocess.run([COMPILER, "--version"], capture_output=True, text=True, check=True).stdout.encode())
-    h.update("\0".join(cmd_flags + _libs(target)).encode())
-    deps = [*sources, *sorted(include_dir().rglob("*.h")), *sorted(include_dir().rglob("*.def"))]
-    if target == "executor":
-        deps += sorted(CSRC.rglob("*.h"))
-        h.update(importlib.metadata.version("torch").encode())
-    for dep in deps:
-        h.update(dep.name.encode() + dep.read_bytes())
-    exe = cache() / f"fuzz_{_kind(target)}-{target}-{h.hexdigest()[:16]}"
-    if exe.exists():
-        return exe
-    exe.parent.mkdir(parents=True, exist_ok=True)
-    tmp = exe.with_name(f"{exe.name}.tmp{os.getpid()}")
-    proc = subprocess.run([COMPILER, *cmd_flags, *map(str, sources), "-o", str(tmp), *_libs(target)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise RuntimeError(f"building the fuzz target ({target}) failed:\n{proc.stderr[-8000:]}")
-    os.replace(tmp, exe)
-    return exe
+    compiler = subprocess.run([COMPILER, "--version"], capture_output=True, text=True, check=True).stdout
+    inputs = [*_cmake.BUILD_INPUTS, *(str(p.relative_to(ROOT)) for p in sorted(HERE.glob("*.cpp"))),
+              str((HERE / "CMakeLists.txt").relative_to(ROOT))]
+    build_dir = cache() / f"build-{_cmake.source_hash(inputs, (compiler, importlib.metadata.version('torch')))}"
+    _cmake.build(build_dir, ["-DEXTERNSPEC_FUZZ=ON", "-DEXTERNSPEC_PYTHON=OFF", f"-DCMAKE_CXX_COMPILER={COMPILER}",
+                             f"-DPython_EXECUTABLE={sys.executable}"],
+                 EXECUTABLES[target], what=f"the fuzz target {target}")
+    return build_dir / "tests" / "fuzz" / EXECUTABLES[target]
 
 
 def write_seeds(directory: Path, target: str = "nlohmann") -> int:

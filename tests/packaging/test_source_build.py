@@ -11,20 +11,20 @@ import pytest
 
 from externspec import cpp
 from externspec._cache import cache_dir
-from externspec.cpp import binding
+from externspec.cpp import _cmake, binding
 
 # One file of each kind the build reads: build files, the binding's sources, the shipped headers.
-EDITS = ["CMakeLists.txt", "cmake/externspecCuda.cmake", "python/externspec/cpp/csrc/executor/abi.cpp",
+EDITS = ["CMakeLists.txt", "cmake/externspecCuda.cmake", f"{_cmake.CSRC}/executor/abi.cpp",
          "python/externspec/include/externspec/runtime.h", "python/externspec/include/externspec/detail/codec.h"]
 
 
 def test_the_cache_name_changes_with_each_file_the_build_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for relative in binding._BUILD_INPUTS:
-        source = binding.SOURCE_ROOT / relative
+    for relative in _cmake.BUILD_INPUTS:
+        source = _cmake.SOURCE_ROOT / relative
         copy = shutil.copytree if source.is_dir() else shutil.copyfile
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         copy(source, tmp_path / relative)
-    monkeypatch.setattr(binding, "SOURCE_ROOT", tmp_path)
+    monkeypatch.setattr(_cmake, "SOURCE_ROOT", tmp_path)
     names = {binding._source_hash([])}
     for relative in EDITS:
         with (tmp_path / relative).open("a") as f:

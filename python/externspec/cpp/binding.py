@@ -16,17 +16,12 @@ always build from source.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import importlib
 import importlib.util
 import os
-import shutil
-import subprocess
 import sys
 import sysconfig
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -37,49 +32,23 @@ from .. import _torch_support, errors
 from .._cache import cache_dir
 from ..cpp_include import get_cmake_dir
 from ..errors import ExternSpecError
-
-# The source tree of a checkout or an sdist: CMakeLists.txt beside python/externspec/.
-SOURCE_ROOT = Path(__file__).resolve().parents[3]
-# What the build reads (pyproject.toml only for checks at configure time: it changes no output).
-_BUILD_INPUTS = ("python/externspec/cpp/csrc", "python/externspec/include", "cmake", "CMakeLists.txt")
+from . import _cmake
 
 _lock = threading.Lock()
 _module: ModuleType | None = None
 
 
 def _source_hash(flags: Sequence[str]) -> str:
-    h = hashlib.sha256()
-    for relative in _BUILD_INPUTS:
-        top = SOURCE_ROOT / relative
-        for path in sorted([top] if top.is_file() else (p for p in top.rglob("*") if p.is_file())):
-            h.update(str(path.relative_to(SOURCE_ROOT)).encode())
-            h.update(path.read_bytes())
-    h.update(repr((tuple(flags), torch.__version__, sys.version_info[:3])).encode())
-    return h.hexdigest()[:16]
-
-
-def _run_logged(cmd: list[str], log: Path, *, show: bool) -> None:
-    """Run one CMake step, appending its output to `log` (and to stderr when `show`: the build's
-    progress lines); a failure raises ExternSpecError with the tail of its output."""
-    with log.open("a", encoding="utf-8") as out:
-        out.write(f"$ {' '.join(cmd)}\n")
-        out.flush()
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                out.write(line)
-                if show:
-                    print(line, end="", file=sys.stderr, flush=True)
-    if proc.returncode != 0:
-        tail = "".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[-40:])
-        raise ExternSpecError(f"building es.cpp failed ({' '.join(cmd[:2])}); the log is {log}:\n{tail}")
+    return _cmake.source_hash(_cmake.BUILD_INPUTS, (tuple(flags), torch.__version__, sys.version_info[:3]))
 
 
 def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -> ModuleType:
     """Build (or load from the cache) the binding from source with CMakeLists.txt, with extra
     compiler and linker flags (e.g. AddressSanitizer's). Parallel builds of one tree (pytest workers,
     processes of several checkouts sharing the cache) wait for each other on a lock file."""
-    cmakelists = SOURCE_ROOT / "CMakeLists.txt"
+    from torch.utils import cmake_prefix_path
+
+    cmakelists = _cmake.SOURCE_ROOT / "CMakeLists.txt"
     if not cmakelists.is_file():
         raise ExternSpecError(f"cannot build es.cpp: its C++ sources are not installed ({cmakelists} is missing); "
                               "building with custom flags needs a source checkout or the sdist")
@@ -87,50 +56,19 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -
     if message is not None:
         raise ExternSpecError(f"cannot build es.cpp: {message}")
     build_dir = cache_dir() / "cpp" / f"externspec_cpp_{_source_hash([*extra_cflags, '|', *extra_ldflags])}"
+    ldflags = " ".join(extra_ldflags)
+    _cmake.build(build_dir, ["-DCMAKE_BUILD_TYPE=Release", "-DEXTERNSPEC_PYTHON=ON",
+                             f"-DPython_EXECUTABLE={sys.executable}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}",
+                             f"-DCMAKE_CXX_FLAGS={' '.join(extra_cflags)}", f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}",
+                             f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
+                 "externspec_cpp", what=f"es.cpp against torch {torch.__version__}")
     library = build_dir / f"_binding{sysconfig.get_config_var('EXT_SUFFIX')}"
-    built = build_dir / "built"  # written once the library is complete
-    if not built.exists():
-        build_dir.mkdir(parents=True, exist_ok=True)
-        with (build_dir / "lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not built.exists():
-                _cmake_build(build_dir, extra_cflags, extra_ldflags)
-                built.touch()
     # Import the library directly (no CMake run). Its RUNPATH finds libexternspec_runtime.so beside it.
     spec = importlib.util.spec_from_file_location("_binding", library)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _cmake_build(build_dir: Path, extra_cflags: Sequence[str], extra_ldflags: Sequence[str]) -> None:
-    from torch.utils import cmake_prefix_path
-
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        raise ExternSpecError("cannot build es.cpp: CMake (3.18 or newer) is not on PATH (pip install cmake)")
-    print(f"externspec: building es.cpp from {SOURCE_ROOT} (CMakeLists.txt) against torch {torch.__version__} into "
-          f"{build_dir} (once per source change; a few minutes)...", file=sys.stderr, flush=True)
-    start = time.monotonic()
-    # What a failed or killed build left is removed: its CMakeCache.txt may name another checkout's
-    # sources (checkouts with equal sources share the folder).
-    for left in build_dir.iterdir():
-        if left.is_dir():
-            shutil.rmtree(left)
-        elif left.name != "lock":
-            left.unlink()
-    log = build_dir / "build.log"
-    ldflags = " ".join(extra_ldflags)
-    _run_logged([cmake, "-S", str(SOURCE_ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
-                 "-DEXTERNSPEC_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
-                 f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}", f"-DCMAKE_CXX_FLAGS={' '.join(extra_cflags)}",
-                 f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}", f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
-                log, show=False)
-    # MAX_JOBS as for torch's extension builds; the build's own [n/m] lines are its progress.
-    jobs = os.environ.get("MAX_JOBS") or str(os.cpu_count() or 1)
-    _run_logged([cmake, "--build", str(build_dir), "--target", "externspec_cpp", "--parallel", jobs], log, show=True)
-    print(f"externspec: built {build_dir} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
 
 
 def prebuilt() -> ModuleType | None:
