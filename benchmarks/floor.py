@@ -12,7 +12,6 @@ versions, with torch's pybind11 as es.cpp's binding is.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import sys
 from types import ModuleType
 
@@ -40,9 +39,4 @@ def module() -> ModuleType:
     _cmake.build(build_dir, ["-DCMAKE_BUILD_TYPE=Release", f"-Dexternspec_DIR={package}",
                              f"-DPython_EXECUTABLE={sys.executable}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}"],
                  "externspec_floor", what="the floor executor (benchmarks/cpp/floor)", source=SOURCE_ROOT / SOURCE)
-    library = next(build_dir.glob("externspec_floor*.so"))
-    spec = importlib.util.spec_from_file_location("externspec_floor", library)
-    assert spec is not None and spec.loader is not None
-    floor = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(floor)
-    return floor
+    return _cmake.import_built("externspec_floor", next(build_dir.glob("externspec_floor*.so")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import ExternSpecError
 
@@ -94,3 +96,13 @@ def build(build_dir: Path, configure: Sequence[str], target: str, *, what: str, 
                     show=True)
         built.touch()
         print(f"externspec: built {what} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+
+
+def import_built(name: str, library: Path) -> ModuleType:
+    """Import the Python extension module `name` a build left at `library`, directly (no CMake run,
+    no sys.path entry); its RUNPATH finds the libraries it links."""
+    spec = importlib.util.spec_from_file_location(name, library)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -62,13 +62,8 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -
                              f"-DCMAKE_CXX_FLAGS={' '.join(extra_cflags)}", f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}",
                              f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
                  "externspec_cpp", what=f"es.cpp against torch {torch.__version__}")
-    library = build_dir / f"_binding{sysconfig.get_config_var('EXT_SUFFIX')}"
-    # Import the library directly (no CMake run). Its RUNPATH finds libexternspec_runtime.so beside it.
-    spec = importlib.util.spec_from_file_location("_binding", library)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    # Its RUNPATH finds libexternspec_runtime.so beside it.
+    return _cmake.import_built("_binding", build_dir / f"_binding{sysconfig.get_config_var('EXT_SUFFIX')}")
 
 
 def prebuilt() -> ModuleType | None:
