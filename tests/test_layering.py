@@ -14,20 +14,16 @@ The graph has one node per module of `externspec` (python/externspec, and codege
 On that graph: no import circle anywhere; the rooms (docs/architecture.md) import only downward,
 wire below thrift below abi below cli; the runtime never imports the code generator; the executor
 never imports the exporter; the emitters see only the IR and the pre-pass, so every "can this schema
-be emitted" decision happens before rendering. No code in the repository imports a module's old
-path (the deprecated aliases of externspec/_moved.py), and each old path is its new module.
+be emitted" decision happens before rendering. Every module at the package root is named in the
+layout of docs/architecture.md.
 """
 
 from __future__ import annotations
 
 import ast
 import graphlib
-import importlib
 import itertools
-import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "python/externspec"
@@ -43,8 +39,6 @@ EMITTERS = ("emit_python", "emit_cpp", "naming")
 
 # The rooms by flow, lowest first: a module may import its own room and the rooms below it.
 ROOMS = ("externspec.wire", "externspec.thrift", "externspec.abi", "externspec.cpp", "externspec.cli")
-# Where the repository's Python lives besides the package: none of it may import an old path.
-OTHER_CODE = ("tests", "benchmarks", "examples")
 
 Edges = dict[str, dict[str, int]]  # module -> {imported module: line of its first import}
 
@@ -169,42 +163,19 @@ def test_the_room_check_sees_each_room() -> None:
     assert "externspec.abi.op_policy" in edges["externspec.cpp"]
 
 
-def old_paths() -> dict[str, str]:
-    """The deprecated old module paths (`alias_module(__name__, "new")` in externspec/*.py) -> new path."""
-    out = {}
-    for path in sorted(PACKAGE.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "alias_module":
-                out[f"externspec.{path.stem}"] = ast.literal_eval(node.args[1])
-    return out
+def documented_root() -> set[str]:
+    """The package-root files and folders named in docs/architecture.md's Layout table (its first
+    column: `python/externspec/name` and the bare names after it in the same cell)."""
+    names = set()
+    for line in (ROOT / "docs/architecture.md").read_text(encoding="utf-8").splitlines():
+        cells = line.split("|")
+        if len(cells) > 2 and "`python/externspec/" in cells[1]:
+            names |= {n.removeprefix("python/externspec/").split("/")[0] for n in cells[1].split("`")[1::2]}
+    return names
 
 
-def test_no_code_in_the_repository_imports_an_old_path() -> None:
-    old = old_paths()
-    edges, files = import_graph()
-    found = [f"{files[m].relative_to(ROOT)}:{line} imports {i}"
-             for m, imported in edges.items() if m not in old for i, line in imported.items() if i in old]
-    for folder in OTHER_CODE:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Import):
-                    named = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                    named = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-                else:
-                    continue
-                found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in named if n in old]
-    assert not found, "imports of deprecated old paths (import the new one):\n" + "\n".join(found)
-
-
-@pytest.mark.parametrize("old", sorted(old_paths()))
-def test_an_old_path_warns_and_is_its_new_module(old: str) -> None:
-    new = old_paths()[old]
-    saved = sys.modules.pop(old, None)
-    try:
-        with pytest.deprecated_call(match=f"{old} moved to {new}"):
-            module = importlib.import_module(old)
-    finally:
-        if saved is not None:
-            sys.modules[old] = saved
-    assert module is importlib.import_module(new)
+def test_every_module_at_the_package_root_is_in_the_layout() -> None:
+    """The root holds what sits below every room (the old module paths, aliases of moved modules, are
+    gone): a module added there is one a newcomer must find in the layout."""
+    root = {p.name for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    assert root - documented_root() == set()

@@ -1,4 +1,4 @@
-// The version policy on load (Python: externspec.version).
+// The version policy on load (Python: externspec.wire.version).
 // Part of externspec.h, which includes it where the generated declarations it needs are
 // visible; not a header to include on its own.
 #pragma once
@@ -23,7 +23,7 @@ struct ExternspecVersioned {
   // A newer major needs a newer externspec; an older one needs the Python upgraders first (the C++
   // decoder has none): the message names the command.
   static void check_major(std::int64_t major, std::int64_t minor) {
-    // Majors start at 1 and minors at 0 (Python: externspec.version._check_range).
+    // Majors start at 1 and minors at 0 (Python: externspec.wire.version._check_range).
     if (major < 1 || minor < 0)
       throw VersionError("$.schema_version", "document schema " + version_text(major, minor) +
                                                  " is not a schema version (majors start at 1, minors at 0)");
