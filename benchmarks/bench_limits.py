@@ -47,27 +47,27 @@ def _per_call(fn: Any, calls: int) -> float:
 
 def run() -> list[str]:
     import externspec as es
-    from externspec import wire
+    from externspec.wire import limits
 
     lines = ["Python decode cost of the hostile-input limits (ExportedProgram, GC paused; decode best of "
              f"{ROUNDS}, alternating in one process; the checks timed alone as well, since whole-decode timings "
              "on a shared machine are noisier than the check itself)",
              f"{'nodes':>7} {'MB':>6} | {'no limits s':>11} {'shipped s':>9} {'ratio':>6} | {'check us':>8} "
              f"{'of decode':>9} | {'max_depth=64 s':>14} {'ratio':>6} {'pre-scan s':>10}"]
-    real_check = wire.check_limits
+    real_check = limits.check_limits
     for nodes in SIZES:
         data = _document(nodes)
         best = {"none": float("inf"), "shipped": float("inf"), "depth64": float("inf")}
         for _ in range(ROUNDS):
-            wire.check_limits = lambda *a, **k: None  # type: ignore[assignment]
+            limits.check_limits = lambda *a, **k: None  # type: ignore[assignment]
             try:
                 best["none"] = min(best["none"], _time(lambda d=data: es.loads(d, es.ExportedProgram)))
             finally:
-                wire.check_limits = real_check  # type: ignore[assignment]
+                limits.check_limits = real_check  # type: ignore[assignment]
             best["shipped"] = min(best["shipped"], _time(lambda d=data: es.loads(d, es.ExportedProgram)))
             best["depth64"] = min(best["depth64"], _time(lambda d=data: es.loads(d, es.ExportedProgram, max_depth=64)))
-        check = _per_call(lambda d=data: wire.check_limits(d), 100_000)
-        prescan = _per_call(lambda d=data: wire.check_limits(d, max_depth=64), 3)
+        check = _per_call(lambda d=data: limits.check_limits(d), 100_000)
+        prescan = _per_call(lambda d=data: limits.check_limits(d, max_depth=64), 3)
         lines.append(f"{nodes:>7} {len(data) / 1e6:>6.1f} | {best['none']:>11.4f} {best['shipped']:>9.4f} "
                      f"{best['shipped'] / best['none']:>5.3f}x | {check * 1e6:>8.3f} {check / best['none']:>9.1e} | "
                      f"{best['depth64']:>14.4f} {best['depth64'] / best['none']:>5.2f}x {prescan:>10.4f}")

@@ -263,7 +263,7 @@ def _nodes_with_unknown(t, protocol, version):
 def test_torch_written_errors_are_the_lenient_readings_as_in_json(protocol, newer_idl):
     """An unversioned document with an unknown field and a real problem: Thrift reports what JSON
     reports (the real problem only; unknown keys are ignored in a torch-written document), through
-    the one decode decision (wire.validate_document). Before, Thrift listed the unknown key too."""
+    the one decode decision (wire.decision.validate_document). Before, Thrift listed the unknown key too."""
     t = newer_idl
     node = t.Node(target="x", inputs=[], outputs=[], metadata={}, future=7)
     data = serialize(t.ExternKernelNodes(nodes=[t.ExternKernelNode(name=None, node=node)]), FACTORIES[protocol])
@@ -373,7 +373,7 @@ def test_older_major_binary_goes_through_the_upgraders():
                 assert doc.nodes[0].buffer == "buf1"
                 assert doc.nodes[0].node.inputs[1].arg.as_float == float("inf")
                 # An upgrader that adds a key the reader lacks: the upgraded document is judged as
-                # JSON's is (wire._load_upgraded), the key named in a VersionError.
+                # JSON's is (wire.decision._load_upgraded), the key named in a VersionError.
                 with upgrade.registered("ExternKernelNodes", 1, lambda d: {**d, "added": 1}), \
                         pytest.raises(es.VersionError, match="the upgraders do not know") as left:
                     tc.loads(data, v2.ExternKernelNodes, protocol)

@@ -229,6 +229,6 @@ def test_bare_nan_literal_is_rejected_with_the_fix() -> None:
 def test_messages_are_externspecs_words_not_pydantics(err: dict, tp: object, message: str) -> None:
     """pydantic's error *types* map onto externspec's sentences; its `msg` text is never read for
     them, so a pydantic release that rewords its messages changes nothing here."""
-    from externspec import wire
+    from externspec.wire import errors
 
-    assert wire._message({**err, "msg": "A PYDANTIC SENTENCE"}, tp) == message
+    assert errors._message({**err, "msg": "A PYDANTIC SENTENCE"}, tp) == message

@@ -31,9 +31,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .. import wire
 from ..errors import DecodeError, problem
-from ..wire import gc_paused, version
+from ..wire import decision, limits, version
 from ._base import _TRUNCATED, PROTOCOLS, UNKNOWN_KEY, Protocol, _Codec, _Fail, _truncated
 from ._binary import _Binary
 from ._compact import _Compact
@@ -76,10 +75,10 @@ def loads(data: bytes | bytearray | memoryview, type: type[M], protocol: Protoco
     on a memory-constrained service.
     """
     buf = bytes(data)
-    wire.check_limits(buf, max_bytes, None, source)
+    limits.check_limits(buf, max_bytes, None, source)
     reader = _codec(protocol).struct_reader(type)
     try:
-        with gc_paused():
+        with decision.gc_paused():
             raw, end = reader(buf, 0, 1)
     except _Fail as e:
         where = f" (at byte {e.offset})" if e.offset >= 0 else ""
@@ -94,9 +93,9 @@ def loads(data: bytes | bytearray | memoryview, type: type[M], protocol: Protoco
 
 
 def _validate(raw: dict[str, Any], type: type[M], *, strict: bool, source: str | None) -> M:
-    """The decoded tree through pydantic, by the same decode decision as JSON (`wire.validate_document`)."""
+    """The decoded tree through pydantic, by the same decode decision as JSON (`wire.decision.validate_document`)."""
     policy = version.policy_for(type)
-    return wire.validate_document(
+    return decision.validate_document(
         type, lambda extra: type.model_validate(raw, extra=extra), strict=strict, source=source,
         raw_version=lambda: policy.raw_version(raw),
         # An older major: the JSON upgraders run on the tree. Fields are matched by id, so a renamed

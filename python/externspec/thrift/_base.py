@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from .._modelbase import Union as UnionModel
 from ..errors import UnsupportedError
-from ..wire import MAX_JSON_DEPTH
+from ..wire.limits import MAX_JSON_DEPTH
 
 Protocol = Literal["binary", "compact"]
 PROTOCOLS: tuple[Protocol, ...] = ("binary", "compact")

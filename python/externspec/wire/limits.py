@@ -1,0 +1,94 @@
+"""The hostile-input limits of every document reader (SECURITY.md): size and nesting.
+
+`MAX_JSON_BYTES` is a process default that callers assign (`externspec.wire.MAX_JSON_BYTES = n`:
+the face forwards the assignment here); every reader, the JSON and Thrift decoders, `aoti`'s package
+reader and the command line, reads it at call time through `max_json_bytes`, never copies it.
+`MAX_JSON_DEPTH` and `MAX_DECODE_ERRORS` are constants (pydantic-core's parser limit, and the C++
+decoder's twin of the error cap).
+
+A document larger than the size limit is a `DecodeError` before parsing (`read_bounded` checks the
+file size before reading); a value inside more than `MAX_JSON_DEPTH` containers (the top-level value
+is inside none; a scalar counts as an empty container does) is a `DecodeError` from the parser itself,
+never a RecursionError. 200 is pydantic-core's own recursion limit, so `max_depth` can only go lower;
+a lower limit is checked by a pre-scan of the brackets that only calls which ask for it pay.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..errors import DecodeError, problem
+
+MAX_JSON_DEPTH = 200  # pydantic-core's parser limit: the most `max_depth` can be
+MAX_JSON_BYTES = 256 * 1024 * 1024  # default size limit (UTF-8 bytes of the JSON text)
+# A failing document reports at most this many problems (C++: externspec::MAX_DECODE_ERRORS).
+MAX_DECODE_ERRORS = 100
+
+
+def max_json_bytes(given: int | None = None) -> int:
+    """The size limit of one read: `given`, else the process default as it is now."""
+    return MAX_JSON_BYTES if given is None else given
+
+
+_ESCAPE = re.compile(rb"\\.", re.S)
+_STRING = re.compile(rb'"[^"]*"')
+_INNERMOST_PAIR = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def _utf8_size(data: str | bytes | bytearray) -> int:
+    if not isinstance(data, str):
+        return len(data)
+    return len(data.encode("utf-8", "surrogatepass"))
+
+
+def check_limits(data: str | bytes | bytearray, max_bytes: int | None = None, max_depth: int | None = None,
+                 source: str | None = None) -> None:
+    """Raise `DecodeError` if `data` is larger than `max_bytes` or holds a value inside more than
+    `max_depth` containers (None: the defaults, MAX_JSON_BYTES and MAX_JSON_DEPTH). Cheap at the
+    defaults: a length comparison; the parser enforces 200 levels."""
+    limit = max_json_bytes(max_bytes)
+    # A str is at most 4 UTF-8 bytes a character: measure exactly only near the limit.
+    if (len(data) > limit or (isinstance(data, str) and len(data) * 4 > limit
+                              and _utf8_size(data) > limit)):
+        raise DecodeError([problem("limit", "$", f"document of {_utf8_size(data)} bytes exceeds the size limit "
+                                                  f"of {limit} bytes")], source)
+    if max_depth is None or max_depth == MAX_JSON_DEPTH:
+        return
+    if not 0 <= max_depth <= MAX_JSON_DEPTH:
+        raise ValueError(f"max_depth must be between 0 and {MAX_JSON_DEPTH} (pydantic-core's limit), got {max_depth}")
+    if _nesting_exceeds(data if not isinstance(data, str) else data.encode("utf-8", "surrogatepass"), max_depth):
+        raise DecodeError([problem("limit", "$", f"nesting deeper than {max_depth} levels")], source)
+
+
+def _nesting_exceeds(data: bytes | bytearray, max_depth: int) -> bool:
+    """True if a value lies inside more than `max_depth` containers (the top-level value inside none):
+    pydantic-core's rule at its limit of 200, and both C++ backends' at any limit.
+
+    Without a Python-level loop over the bytes: drop escapes, turn each string and each empty
+    container into a placeholder scalar (a leaf either way), keep only brackets, so every pair left
+    holds a value; then peel innermost pairs one level per pass. Brackets that do not pair up stop
+    the peeling: the parser reports that document's syntax error."""
+    text = _STRING.sub(b"0", _ESCAPE.sub(b"", data)).translate(None, b" \t\n\r")
+    brackets = _INNERMOST_PAIR.sub(b"0", text).translate(None, _NOT_BRACKETS)
+    for _ in range(max_depth):
+        if not brackets:
+            return False
+        peeled = _INNERMOST_PAIR.sub(b"", brackets)
+        if len(peeled) == len(brackets):
+            return False
+        brackets = peeled
+    return bool(brackets) and _INNERMOST_PAIR.search(brackets) is not None
+
+
+def read_bounded(path: str | os.PathLike[str], max_bytes: int | None = None) -> bytes:
+    """The bytes of a document file, refused (`DecodeError`) before reading when it is larger than
+    `max_bytes` (default MAX_JSON_BYTES); a file that grows while being read is still bounded."""
+    limit = max_json_bytes(max_bytes)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise DecodeError([problem("limit", "$", f"document of {size} bytes exceeds the size limit of "
+                                                      f"{limit} bytes")], os.fspath(path))
+        return f.read(limit + 1)
