@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec import aoti
+from externspec import aoti, wire
 
 MODEL = "pkg/data/aotinductor/model/abc"
 X = torch.arange(4.0)
@@ -119,3 +119,18 @@ def test_not_a_zip_and_not_utf8(tmp_path: Path) -> None:
                                               f"{MODEL}.wrapper.cpp": source.encode() + b"\xff"})
     with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.cpp: not UTF-8 at byte {len(source)}"):
         aoti.read_package(path)
+
+
+def test_the_process_size_limit_is_read_at_call_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lowering `externspec.wire.MAX_JSON_BYTES` reaches `read_package` as it reaches `es.loads` and the
+    command line: the spec member over it is refused from the directory (issue 37: aoti.py had copied
+    the default at import, so it still read 256 MiB)."""
+    spec, source = spec_and_source()
+    path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec, f"{MODEL}.wrapper.cpp": source})
+    monkeypatch.setattr(wire, "MAX_JSON_BYTES", len(spec) - 1)
+    with pytest.raises(es.PackageError, match=rf"{MODEL}\.wrapper\.json: {len(spec)} bytes, over the limit of "
+                                              rf"{len(spec) - 1} bytes \(externspec\.wire\.MAX_JSON_BYTES\)"):
+        aoti.read_package(path)
+    assert aoti.read_package(path, max_spec_bytes=len(spec)).json_text == spec  # the caller's limit decodes it too
+    monkeypatch.setattr(wire, "MAX_JSON_BYTES", len(spec))
+    assert aoti.read_package(path).json_text == spec

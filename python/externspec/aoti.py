@@ -23,10 +23,12 @@ from typing import Any
 
 from ._generated.models import ExternKernelNodes
 from .errors import ExternSpecError, PackageError
-from .wire import MAX_JSON_BYTES, loads
+from .wire import limits, loads
 
 # The largest wrapper source read: the default of es.cpp.AOTIRunner's `max_source_bytes`.
 MAX_SOURCE_BYTES = 64 << 20
+# The setting a schema member's size is refused by when the caller passed no limit of their own.
+DEFAULT_LIMIT_NAME = "externspec.wire.MAX_JSON_BYTES"
 
 _CALL_START = "aoti_torch_proxy_executor_call_function("
 # Matched anchored, on one statement at a time (from _CALL_START to the next `;`): every character
@@ -99,13 +101,15 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
                  max_source_bytes: int = MAX_SOURCE_BYTES) -> ExternPackage:
     """Extract the extern-kernel file and wrapper calls of an AOTInductor package.
 
-    Reads two members, each at most its limit (`max_spec_bytes`, default `wire.MAX_JSON_BYTES`, for
-    the `*.wrapper.json`; `max_source_bytes` for the `*.wrapper.cpp`), checked from the zip's directory
-    before inflating. Raises `PackageError` naming the package and the member when the archive is not
-    a zip, a member is missing, repeated, over its limit, not the size or CRC its directory records, or
-    the source is not UTF-8. The wrapper source is required: the calls are read from it (a package
-    can run without it, so `es.cpp.AOTIRunner` loads one; `read_package` cannot replay it)."""
+    Reads two members, each at most its limit (`max_spec_bytes`, default `externspec.wire.MAX_JSON_BYTES`
+    as it is at the call, for the `*.wrapper.json` and its decode; `max_source_bytes` for the
+    `*.wrapper.cpp`), checked from the zip's directory before inflating. Raises `PackageError` naming
+    the package and the member when the archive is not a zip, a member is missing, repeated, over its
+    limit, not the size or CRC its directory records, or the source is not UTF-8. The wrapper source
+    is required: the calls are read from it (a package can run without it, so `es.cpp.AOTIRunner`
+    loads one; `read_package` cannot replay it)."""
     label = os.fspath(path)
+    spec_limit = limits.max_json_bytes(max_spec_bytes)  # the process default as it is now
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
@@ -121,13 +125,13 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
                 why = "is missing (the calls are read from the generated wrapper source)" if not cpp_infos \
                     else f"appears {len(cpp_infos)} times"
                 raise PackageError(f"{label}: member {cpp_name!r} {why}")
-            json_bytes = read_member(z, json_infos[0], MAX_JSON_BYTES if max_spec_bytes is None else max_spec_bytes,
-                                     f"{label}!{json_name}", limit_name="max_spec_bytes")
+            json_bytes = read_member(z, json_infos[0], spec_limit, f"{label}!{json_name}",
+                                     limit_name="max_spec_bytes" if max_spec_bytes is not None else DEFAULT_LIMIT_NAME)
             cpp_bytes = read_member(z, cpp_infos[0], max_source_bytes, f"{label}!{cpp_name}",
                                     limit_name="max_source_bytes")
     except zipfile.BadZipFile as e:
         raise PackageError(f"{label}: not a readable zip archive: {e}") from None
-    nodes = loads(json_bytes, ExternKernelNodes, source=f"{label}!{json_name}")
+    nodes = loads(json_bytes, ExternKernelNodes, source=f"{label}!{json_name}", max_bytes=spec_limit)
     try:
         cpp = cpp_bytes.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -23,7 +23,8 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 import externspec as es
-from externspec import aoti, wire
+from externspec import aoti
+from externspec.wire import limits
 from externspec.wire import version as _version
 
 if TYPE_CHECKING:
@@ -86,12 +87,11 @@ def format_of(path: str, override: str | None = None) -> str | None:
 
 
 def _limit() -> int:
-    return wire.MAX_JSON_BYTES
+    return limits.max_json_bytes()
 
 
 def _too_large(size: int) -> str:
-    return (f"document of {size} bytes exceeds the size limit of {_limit()} bytes "
-            f"(externspec.wire.MAX_JSON_BYTES)")
+    return f"document of {size} bytes exceeds the size limit of {_limit()} bytes ({aoti.DEFAULT_LIMIT_NAME})"
 
 
 def _read_bounded(f: IO[bytes], label: str) -> bytes:
@@ -181,7 +181,7 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> 
     InputError naming `label` when it cannot be (too large by its header, encrypted, an unknown
     compression, corrupt, not the size its header records)."""
     try:
-        return aoti.read_member(archive, info, _limit(), label, limit_name="externspec.wire.MAX_JSON_BYTES")
+        return aoti.read_member(archive, info, _limit(), label, limit_name=aoti.DEFAULT_LIMIT_NAME)
     except es.PackageError as e:
         raise InputError(label, e.message) from None
 
