@@ -134,3 +134,23 @@ def test_the_process_size_limit_is_read_at_call_time(tmp_path: Path, monkeypatch
     assert aoti.read_package(path, max_spec_bytes=len(spec)).json_text == spec  # the caller's limit decodes it too
     monkeypatch.setattr(wire, "MAX_JSON_BYTES", len(spec))
     assert aoti.read_package(path).json_text == spec
+
+
+@pytest.mark.parametrize("stem", [MODEL, "pkg/data/aotinductor/abc", "data/aotinductor/model/abc",
+                                  "pkg/data/aotinductor/model/sub/abc"])
+def test_the_package_reader_and_the_command_line_find_the_same_spec(tmp_path: Path, stem: str) -> None:
+    """One table of where a package's schema documents sit (`aoti.SCHEMA_MEMBERS`): `read_package`
+    reads an extern-kernel file exactly where the command line's reader finds one (read_package had
+    its own test, which took a spec outside a model folder that validate did not see)."""
+    from externspec.cli.commands import _documents as docs
+
+    spec, source = spec_and_source()
+    path = write_package(tmp_path / "p.pt2", {f"{stem}.wrapper.json": spec, f"{stem}.wrapper.cpp": source,
+                                              "pkg/models/model.json": "{}"})
+    cli_found = [s.label for s in docs.read_sources(str(path)) if s.type is es.ExternKernelNodes]
+    try:
+        package_found = [f"{path}:{stem}.wrapper.json"] if aoti.read_package(path).json_text == spec else []
+    except es.PackageError as e:
+        assert "expected one */data/aotinductor/*/*.wrapper.json, found []" in str(e)
+        package_found = []
+    assert package_found == cli_found

@@ -13,6 +13,7 @@ lies about its size is a `PackageError` naming it.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import zipfile
@@ -21,7 +22,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._generated.models import ExternKernelNodes
+from pydantic import BaseModel
+
+from ._generated.models import ExportedProgram, ExternKernelNodes, PayloadConfig
 from .errors import ExternSpecError, PackageError
 from .wire import limits, loads
 
@@ -29,6 +32,27 @@ from .wire import limits, loads
 MAX_SOURCE_BYTES = 64 << 20
 # The setting a schema member's size is refused by when the caller passed no limit of their own.
 DEFAULT_LIMIT_NAME = "externspec.wire.MAX_JSON_BYTES"
+
+# Where the schema documents sit in a package (fnmatch over the member name, `*` crossing folders):
+# the one table of every Python reader (`read_package`, the command line's validate, inspect,
+# upgrade and check-spec). The wrapper source is the extern-kernel file's sibling (`WRAPPER_SOURCE`).
+EXTERN_KERNELS = "*/data/aotinductor/*/*.wrapper.json"
+SCHEMA_MEMBERS: tuple[tuple[str, type[BaseModel]], ...] = (
+    (EXTERN_KERNELS, ExternKernelNodes),
+    ("*/models/*.json", ExportedProgram),
+    ("*/data/weights/*_config.json", PayloadConfig),
+    ("*/data/constants/*_config.json", PayloadConfig),
+)
+
+
+def member_type(name: str) -> type[BaseModel] | None:
+    """The document type of a package member, from its place in the archive (None: not a schema document)."""
+    return next((t for pattern, t in SCHEMA_MEMBERS if fnmatch.fnmatchcase(name, pattern)), None)
+
+
+def wrapper_source(spec_member: str) -> str:
+    """The generated wrapper source beside an extern-kernel file (`<stem>.wrapper.cpp`)."""
+    return spec_member.removesuffix(".json") + ".cpp"
 
 _CALL_START = "aoti_torch_proxy_executor_call_function("
 # Matched anchored, on one statement at a time (from _CALL_START to the next `;`): every character
@@ -113,13 +137,11 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
-            json_infos = [i for i in infos
-                          if i.filename.endswith(".wrapper.json") and "/data/aotinductor/" in i.filename]
+            json_infos = [i for i in infos if fnmatch.fnmatchcase(i.filename, EXTERN_KERNELS)]
             if len(json_infos) != 1:
-                raise PackageError(f"{label}: expected one */data/aotinductor/*/*.wrapper.json, found "
-                                   f"{[i.filename for i in json_infos]}")
+                raise PackageError(f"{label}: expected one {EXTERN_KERNELS}, found {[i.filename for i in json_infos]}")
             json_name = json_infos[0].filename
-            cpp_name = json_name.removesuffix(".json") + ".cpp"
+            cpp_name = wrapper_source(json_name)
             cpp_infos = [i for i in infos if i.filename == cpp_name]
             if len(cpp_infos) != 1:
                 why = "is missing (the calls are read from the generated wrapper source)" if not cpp_infos \

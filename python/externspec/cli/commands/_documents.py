@@ -1,16 +1,13 @@
 """Reading the files the command line accepts, and recognising which document each one holds.
 
 A file is JSON (torch's format), a Thrift binary or compact document, or a `.pt2` archive whose
-JSON members are found by their place in the archive:
-* AOTInductor packages: `*/data/aotinductor/*/*.wrapper.json` (ExternKernelNodes);
-* torch.export archives: `*/models/*.json` (ExportedProgram);
-* both: `*/data/weights/*_config.json` and `*/data/constants/*_config.json` (PayloadConfig).
-Other members (kernel metadata, weights) are not schema documents and are left alone.
+JSON members are found by their place in the archive (`externspec.aoti.SCHEMA_MEMBERS`, the table
+`aoti.read_package` reads too): extern-kernel files, exported programs, weights and constants
+configs. Other members (kernel metadata, weights) are not schema documents and are left alone.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import re
@@ -42,14 +39,6 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 FORMATS = ("json", "binary", "compact")
 EXTENSIONS = {".json": "json", ".bin": "binary", ".tbin": "binary", ".thrift-binary": "binary",
               ".compact": "compact", ".tcompact": "compact"}
-
-_ARCHIVE_MEMBERS = (
-    ("*/data/aotinductor/*/*.wrapper.json", es.ExternKernelNodes),
-    ("*/models/*.json", es.ExportedProgram),
-    ("*/data/weights/*_config.json", es.PayloadConfig),
-    ("*/data/constants/*_config.json", es.PayloadConfig),
-)
-
 
 class InputError(Exception):
     """A file that cannot be read as any document (missing, not JSON, unknown kind). Exit code 1.
@@ -137,7 +126,7 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
     with archive:
         found = False
         for info in archive.infolist():
-            kind = member_type(info.filename)
+            kind = aoti.member_type(info.filename)
             if kind is None:
                 continue
             found = True
@@ -154,7 +143,7 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
 
 def no_documents(path: str) -> InputError:
     return InputError(path, f"no externspec document in this archive (looked for "
-                      f"{', '.join(p for p, _ in _ARCHIVE_MEMBERS)})")
+                      f"{', '.join(p for p, _ in aoti.SCHEMA_MEMBERS)})")
 
 
 def not_an_archive(path: str) -> InputError:
@@ -169,11 +158,6 @@ def open_archive(path: str, f: IO[bytes]) -> zipfile.ZipFile:
     except aoti.ZIP_ERRORS as e:
         raise InputError(path, f"cannot read the archive: {e}") from None
     return archive
-
-
-def member_type(name: str) -> type[BaseModel] | None:
-    """The document type of an archive member, from its place in the archive (None: not a schema document)."""
-    return next((t for pattern, t in _ARCHIVE_MEMBERS if fnmatch.fnmatch(name, pattern)), None)
 
 
 def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> bytes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ... import aoti
 from . import _documents as docs
 from ._report import FileResult, Reporter, add_format_arguments, problems_of
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
                                                   "ExternKernelNodes")
                      if s.type in (None, es.ExternKernelNodes)]
             if not specs:
-                raise docs.InputError(path, "no */data/aotinductor/*/*.wrapper.json in this archive")
+                raise docs.InputError(path, f"no {aoti.EXTERN_KERNELS} in this archive")
             for source in specs:
                 label = source.label
                 source.type = es.ExternKernelNodes

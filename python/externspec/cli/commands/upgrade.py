@@ -127,12 +127,12 @@ def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
 def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType) -> dict[str, tuple[bytes, str]]:
     """member name -> (its upgraded JSON, the schema it now has), for the schema members of an older
     major. Every schema member is decoded (and its problems reported) before anything is written."""
-    from ... import wire
+    from ... import aoti, wire
     from ...wire import version
     from . import _documents as docs
 
     rewritten: dict[str, tuple[bytes, str]] = {}
-    kinds = [(info, docs.member_type(info.filename)) for info in archive.infolist()]
+    kinds = [(info, aoti.member_type(info.filename)) for info in archive.infolist()]
     if all(kind is None for _, kind in kinds):
         raise docs.no_documents(path)  # not the archive the user meant: worded as validate words it
     for info, kind in kinds:
