@@ -1,7 +1,7 @@
 // The extern-kernel call ABI, answered from the generated tables (`ABI_*` in externspec.h, from
-// the IDL constants in schema/externspec.thrift; python/externspec/abi.py reads the same tables):
-// which Argument members each op-schema type accepts, which take slots in the flat arrays, and
-// what a return is written as. This file only decomposes c10 types and looks them up.
+// the IDL constants in schema/externspec.thrift; python/externspec/abi/__init__.py reads the same
+// tables): which Argument members each op-schema type accepts, which take slots in the flat
+// arrays, and what a return is written as. This file only decomposes c10 types and looks them up.
 #pragma once
 
 #include <ATen/core/jit_type.h>
