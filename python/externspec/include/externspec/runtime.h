@@ -54,7 +54,7 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One problem of a document, made where the decoder finds it (Python: externspec.ErrorDetail).
+// One problem of a document, made where the decoder finds it (Python: externspec.errors.ErrorDetail).
 // `kind` is one of Python's `externspec.errors.ERROR_KINDS` (error_kind_name below), `key` the key
 // a `missing` or `unknown_key` problem names ("" otherwise).
 struct ErrorDetail {
