@@ -1,4 +1,4 @@
-"""Apache Thrift, the reference implementation, on schema/externspec.thrift as committed.
+"""Apache Thrift, the reference implementation, on schema/externspec.thrift as committed (and thriftpy2).
 
 `thrift --gen py|cpp|js:node` (Debian's thrift-compiler) generates each language's types into
 `.cache/thrift_interop/`, keyed by the IDL and the compiler's version; the C++ program compiles once
@@ -144,6 +144,19 @@ def _rewrite_python(jobs: Sequence[Job], work: Path, accelerated: bool) -> None:
         job.target.write_bytes(serialize(doc, factory))
 
 
+def _rewrite_thriftpy2(jobs: Sequence[Job], work: Path) -> None:
+    import thriftpy2
+    from thriftpy2.protocol import TBinaryProtocolFactory, TCompactProtocolFactory
+    from thriftpy2.utils import deserialize, serialize
+
+    factories = {"binary": TBinaryProtocolFactory(), "compact": TCompactProtocolFactory()}
+    module = thriftpy2.load(str(IDL), module_name="externspec_interop_thrift")
+    for job in jobs:
+        factory = factories[job.protocol]
+        doc = deserialize(getattr(module, job.type_name)(), job.source.read_bytes(), factory)
+        job.target.write_bytes(serialize(doc, factory))
+
+
 def _rewrite_cpp(jobs: Sequence[Job], work: Path) -> None:
     _run([str(cpp_program()), str(_write_jobs(jobs, work / "jobs.tsv"))])
 
@@ -154,8 +167,10 @@ def _rewrite_node(jobs: Sequence[Job], work: Path) -> None:
           str(generate("js:node") / "externspec_types.js"), str(_write_jobs(jobs, work / "jobs.tsv"))], env)
 
 
-# Each implementation of Apache Thrift under test: reads every job's source, writes its target.
+# Each implementation under test: reads every job's source, writes its target. Apache Thrift's, and
+# thriftpy2 (an independent one, which codegen's parser builds on) beside them.
 IMPLEMENTATIONS: dict[str, Callable[[Sequence[Job], Path], None]] = {
+    "thriftpy2": _rewrite_thriftpy2,
     "py": lambda jobs, work: _rewrite_python(jobs, work, accelerated=False),
     "py-accelerated": lambda jobs, work: _rewrite_python(jobs, work, accelerated=True),
     "cpp": _rewrite_cpp,
@@ -163,6 +178,9 @@ IMPLEMENTATIONS: dict[str, Callable[[Sequence[Job], Path], None]] = {
 }
 
 
+# Apache Thrift's Python and C++ write a struct's fields in id order (externspec, thriftpy2 and
+# Apache Thrift's Node.js: in declaration order).
+WRITES_FIELDS_IN_ID_ORDER = frozenset({"py", "py-accelerated", "cpp"})
 # Apache Thrift's C++ types hold a Thrift map in a std::map: it writes the keys sorted.
 SORTS_MAP_KEYS = frozenset({"cpp"})
 
