@@ -6,6 +6,10 @@ const fs = require("fs");
 const thrift = require("thrift");
 
 const types = require(process.argv[2]);
+// The generated methods: read/write up to compiler 0.17 (Debian's), Symbol.for("read"/"write") in
+// later ones (0.24 generates those).
+const READ = Symbol.for("read"), WRITE = Symbol.for("write");
+const method = (doc, name, symbol) => (doc[name] ?? doc[symbol]).bind(doc);
 const PROTOCOLS = { binary: thrift.TBinaryProtocol, compact: thrift.TCompactProtocol };
 
 for (const line of fs.readFileSync(process.argv[3], "utf8").split("\n")) {
@@ -17,10 +21,10 @@ for (const line of fs.readFileSync(process.argv[3], "utf8").split("\n")) {
     throw new Error(`unknown type or protocol in job: ${line}`);
   }
   const doc = new Type();
-  doc.read(new Protocol(new thrift.TFramedTransport(fs.readFileSync(input))));
+  method(doc, "read", READ)(new Protocol(new thrift.TFramedTransport(fs.readFileSync(input))));
   let written = null;
   const out = new thrift.TBufferedTransport(null, (bytes) => { written = bytes; });
-  doc.write(new Protocol(out));
+  method(doc, "write", WRITE)(new Protocol(out));
   out.flush();
   fs.writeFileSync(output, written);
 }
