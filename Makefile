@@ -24,8 +24,10 @@ setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1 (CI runs
 
 # Debian packages: CMake (CMakeLists.txt: es.cpp's build and the fuzz harnesses'), the C++ JSON
 # backends (header-only nlohmann = default, simdjson = fast), and clang with its sanitizer/libFuzzer
-# runtime for the decoder's and executor's fuzz tests.
-CPP_DEB_PACKAGES := cmake nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev
+# runtime for the decoder's and executor's fuzz tests; Apache Thrift's compiler and C++ library (with
+# the Boost headers its headers include) for tests/thrift_interop/.
+CPP_DEB_PACKAGES := cmake nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev \
+	thrift-compiler libthrift-dev libboost-dev
 
 # The editable install maps each package file by its path, so a module added, moved or removed
 # redoes it: the list of files is kept beside the stamp and rewritten only when it changes.

@@ -1,10 +1,14 @@
 """The Thrift front end: thriftpy2's grammar, plus what its loaded module loses, into the IR.
 
-thriftpy2 builds Python classes, not an AST, and drops three things a code generator needs:
-`optional` versus default requiredness, `/** doc */` comments, and the declared type of consts.
-We reuse its PLY grammar rules unchanged except for three actions that keep requiredness and
-const types, read docs and columns from the source text, then convert to `ir` at once. Nothing
-outside this module touches thriftpy2 objects.
+thriftpy2 builds Python classes, not an AST, and drops four things a code generator needs:
+`optional` versus default requiredness, `/** doc */` comments, the declared type of consts and
+the annotations on a const's type. We reuse its PLY grammar rules unchanged except for the actions
+that keep requiredness, const types and type annotations, read docs and columns from the source
+text, then convert to `ir` at once. Nothing outside this module touches thriftpy2 objects.
+
+A const's annotations are written on its type, `const list<string> (members_of = "U") NAME = ...`:
+Apache Thrift's grammar has annotations on types but none after a const's value, which thriftpy2
+also accepts (the frozen releases in schema/history/ use that form; both are read).
 """
 
 from __future__ import annotations
@@ -55,16 +59,37 @@ def _p_field(p: Any) -> None:
     p[0] = [*p[1], [*(p[2] or []), ("thrift.requiredness", requiredness)]]
 
 
+def _p_base_type(p: Any) -> None:
+    """base_type : simple_base_type type_annotations"""
+    _parser.p_base_type(p)
+    p.parser.type_annotations = p[2]
+
+
+def _p_container_type(p: Any) -> None:
+    """container_type : simple_container_type type_annotations"""
+    _parser.p_container_type(p)
+    p.parser.type_annotations = p[2]
+
+
+def _p_ref_type(p: Any) -> None:
+    """ref_type : IDENTIFIER"""
+    _parser.p_ref_type(p)
+    p.parser.type_annotations = None
+
+
 def _p_const(p: Any) -> None:
     """const : CONST field_type IDENTIFIER '=' const_value type_annotations
     | CONST field_type IDENTIFIER '=' const_value type_annotations sep"""
     _parser.p_const(p)
-    p.parser.const_decls.append((p[3], p[2], p.lineno(3)))
+    # The const's type is the last type reduced (its outermost one; a value holds no types).
+    annotations = {**dict(p.parser.type_annotations or ()), **dict(p[6] or ())}
+    p.parser.const_decls.append((p[3], p[2], p.lineno(3), annotations))
 
 
 def _build_parser() -> tuple[Any, Any]:
     yacc_ns = {k: getattr(_parser, k) for k in dir(_parser) if k.startswith("p_")}
-    yacc_ns.update(p_field_req=_p_field_req, p_field=_p_field, p_const=_p_const)
+    yacc_ns.update(p_field_req=_p_field_req, p_field=_p_field, p_const=_p_const, p_base_type=_p_base_type,
+                   p_container_type=_p_container_type, p_ref_type=_p_ref_type)
     yacc_ns.update(tokens=_lexer.tokens, literals=_lexer.literals, __file__=_parser.__file__)
     lexer = lex.lex(module=_lexer)
     parser = yacc.yacc(
@@ -75,6 +100,7 @@ def _build_parser() -> tuple[Any, Any]:
         errorlog=yacc.NullLogger(),
     )
     parser.const_decls = []
+    parser.type_annotations = None
     return lexer, parser
 
 
@@ -192,7 +218,7 @@ def _annotations(d: dict[str, Any] | None, drop: tuple[str, ...] = ()) -> tuple[
     return tuple((k, "" if v is None else str(v)) for k, v in (d or {}).items() if k not in drop)
 
 
-def _to_ir(module: Any, const_decls: list[tuple[str, Any, int]], src: _Source, text: str) -> ir.Schema:
+def _to_ir(module: Any, const_decls: list[tuple[str, Any, int, dict[str, Any]]], src: _Source, text: str) -> ir.Schema:
     meta = module.__thrift_meta__
     types_: list[tuple[int, ir.TypeDef]] = []
     for cls in meta.get("enums", []):
@@ -230,11 +256,10 @@ def _to_ir(module: Any, const_decls: list[tuple[str, Any, int]], src: _Source, t
                                _annotations(cls.__thrift_annotations__))
             types_.append((line, struct))
     types_.sort(key=lambda t: t[0])
-    const_anns = getattr(module, "__thrift_const_annotations__", {})
     consts = tuple(
         ir.Const(name, _type_ref(ttype), _const_value(getattr(module, name)), src.doc_before(line),
-                 src.loc(line, name), _annotations(const_anns.get(name)))
-        for name, ttype, line in const_decls
+                 src.loc(line, name), _annotations(annotations))
+        for name, ttype, line, annotations in const_decls
     )
     file_doc = src.docs.get(min(src.docs), "") if src.docs and min(src.docs) < min(
         (t[0] for t in types_), default=10**9) and not any(src.docs.get(t[0] - 1) == src.docs[min(src.docs)]

@@ -200,12 +200,6 @@ union OptionalTensorArgument {
   10: bool as_none;
 }
 
-/** A subgraph argument of a higher-order op. Recursive: the graph holds nodes with arguments. */
-struct GraphArgument {
-  10: string name;
-  20: Graph graph;
-}
-
 /** A script (torchbind) object, by constant name and class. */
 struct CustomObjArgument {
   /** Name of the constant, e.g. "_torchbind_obj0"; the executor binds the object by this name. */
@@ -218,6 +212,29 @@ struct CustomObjArgument {
 struct ComplexValue {
   10: double real;
   20: double imag;
+}
+
+// Graph, GraphArgument, Argument: Apache Thrift's C++ generator defines types in declaration order and
+// holds a struct field by value, so a type held by value comes first; Graph holds Argument and Node
+// in lists, which may be declared later.
+
+/** A graph of nodes with the metadata of its values. */
+struct Graph {
+  10: list<Argument> inputs;
+  20: list<Argument> outputs;
+  30: list<Node> nodes;
+  40: map<string, TensorMeta> tensor_values;
+  50: map<string, SymInt> sym_int_values;
+  60: map<string, SymBool> sym_bool_values;
+  70: bool is_single_tensor_return = false;
+  80: map<string, CustomObjArgument> custom_obj_values = {};
+  90: map<string, SymFloat> sym_float_values = {};
+}
+
+/** A subgraph argument of a higher-order op. Recursive: the graph holds nodes with arguments. */
+struct GraphArgument {
+  10: string name;
+  20: Graph graph;
 }
 
 /**
@@ -289,19 +306,6 @@ struct Node {
   40: map<string, string> metadata;
   50: optional bool is_hop_single_tensor_return;
   60: optional string name;
-}
-
-/** A graph of nodes with the metadata of its values. */
-struct Graph {
-  10: list<Argument> inputs;
-  20: list<Argument> outputs;
-  30: list<Node> nodes;
-  40: map<string, TensorMeta> tensor_values;
-  50: map<string, SymInt> sym_int_values;
-  60: map<string, SymBool> sym_bool_values;
-  70: bool is_single_tensor_return = false;
-  80: map<string, CustomObjArgument> custom_obj_values = {};
-  90: map<string, SymFloat> sym_float_values = {};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -535,7 +539,8 @@ struct ExternKernelNodes {
 // ---------------------------------------------------------------------------------------------
 // The extern-kernel call ABI (docs/call-abi.md), as data. The exporter, both executors and
 // `inspect` read these tables from the generated code; codegen checks that every member named by a
-// const annotated `members_of = "Argument"` is an Argument member. A type spelling is the op
+// const whose type is annotated `(members_of = "Argument")` is an Argument member (the annotation
+// goes on the type: Apache Thrift's grammar has none after a const's value). A type spelling is the op
 // schema's (`int[]`, `Tensor?[]`), without the outer `?` of an optional argument: that one also
 // accepts `as_none`.
 // ---------------------------------------------------------------------------------------------
@@ -557,7 +562,7 @@ const map<string, string> ABI_BASE_OF_TYPE_KIND = {
  * writes an enum default it filled in as an int in c10's numbering (static, converted through the
  * c10 name tables).
  */
-const map<string, list<string>> ABI_INPUT_MEMBERS = {
+const map<string, list<string>> (members_of = "Argument") ABI_INPUT_MEMBERS = {
   "Tensor": ["as_tensor"],
   "Tensor[]": ["as_tensors"],
   "Tensor?[]": ["as_optional_tensors", "as_tensors"],
@@ -577,7 +582,7 @@ const map<string, list<string>> ABI_INPUT_MEMBERS = {
   "Layout": ["as_layout", "as_int"],
   "MemoryFormat": ["as_memory_format", "as_int"],
   "Device": ["as_device"],
-} (members_of = "Argument")
+}
 
 /** The op-schema types whose `as_int` is a c10-numbered enum value: static, never a slot. */
 const list<string> ABI_ENUM_TYPES = ["ScalarType", "Layout", "MemoryFormat"]
@@ -586,27 +591,27 @@ const list<string> ABI_ENUM_TYPES = ["ScalarType", "Layout", "MemoryFormat"]
  * The output member of each return type the ABI can return (the full spelling, outer `?`
  * included); a return type not listed cannot be returned through the arrays.
  */
-const map<string, string> ABI_RETURN_MEMBERS = {
+const map<string, string> (members_of = "Argument") ABI_RETURN_MEMBERS = {
   "Tensor": "as_tensor",
   "Tensor[]": "as_tensors",
   "Tensor?": "as_optional_tensor",
   "int": "as_int",
   "SymInt": "as_int",
   "NoneType": "as_none",
-} (members_of = "Argument")
+}
 
 /**
  * Members whose values travel in the int array, one slot per int (an enum type's `as_int`
  * excepted); inputs first, then int returns.
  */
-const list<string> ABI_INT_SLOT_MEMBERS = ["as_int", "as_sym_int", "as_ints", "as_sym_ints"] (members_of = "Argument")
+const list<string> (members_of = "Argument") ABI_INT_SLOT_MEMBERS = ["as_int", "as_sym_int", "as_ints", "as_sym_ints"]
 
 /**
  * Members whose values travel in the tensor array, one handle per tensor present (an absent
  * element of `as_optional_tensors` takes none); inputs first, then one handle per output tensor.
  * Every other member is static: decoded once at load.
  */
-const list<string> ABI_TENSOR_SLOT_MEMBERS = ["as_tensor", "as_tensors", "as_optional_tensors"] (members_of = "Argument")
+const list<string> (members_of = "Argument") ABI_TENSOR_SLOT_MEMBERS = ["as_tensor", "as_tensors", "as_optional_tensors"]
 
 /** Node metadata key: the op schema the node was exported against (`str(op._schema)`). */
 const string METADATA_OP_SCHEMA = "externspec.op_schema"

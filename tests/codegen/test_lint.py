@@ -52,10 +52,10 @@ def problems(idl: str) -> list[str]:
         ('union D {\n  1: i64 a;\n} (version_policy = "externspec")',
          't.thrift:3:7: version_policy applies to structs, not to "D"'),
         # members_of: a table may name only members of the union
-        ('union A {\n  1: i64 as_int;\n}\nconst list<string> T = ["as_int", "as_float"] (members_of = "A")',
-         't.thrift:6:20: const "T" names "as_float", which is not a member of union "A"'),
-        ('const map<string, string> T = {"x": "y"} (members_of = "Nope")',
-         't.thrift:3:27: members_of "Nope" on const "T" is not a union'),
+        ('union A {\n  1: i64 as_int;\n}\nconst list<string> (members_of = "A") T = ["as_int", "as_float"]',
+         't.thrift:6:39: const "T" names "as_float", which is not a member of union "A"'),
+        ('const map<string, string> (members_of = "Nope") T = {"x": "y"}',
+         't.thrift:3:49: members_of "Nope" on const "T" is not a union'),
         ('const i64 T = 1 (unit = "ms")', 't.thrift:3:11: unknown annotation "unit" on const "T"'),
         # what the C++ emitter cannot define
         ("union A {\n  1: B b;\n}\nunion B {\n  1: A a;\n}",

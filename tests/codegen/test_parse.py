@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import externspec as es
 from externspec.codegen import ir, parse_file, parse_text
 
@@ -57,6 +59,28 @@ def test_consts_keep_name_type_and_value() -> None:
     assert schema.schema_version() == (es.SCHEMA_VERSION.major, es.SCHEMA_VERSION.minor)
     major = schema.const("TORCH_EXPORT_SCHEMA_MAJOR")
     assert major is not None and major.value == 8
+
+
+@pytest.mark.parametrize(
+    "idl",
+    [
+        # on the const's type: the form Apache Thrift's grammar accepts (the IDL's)
+        'const map<string, list<string>> (members_of = "U") T = {"k": ["a"]}',
+        'const list<string> (members_of = "U") T = ["a"]',
+        'const string (members_of = "U") T = "a"',
+        # after the value: thriftpy2 only (the releases frozen in schema/history/)
+        'const list<string> T = ["a"] (members_of = "U")',
+    ],
+)
+def test_a_consts_annotations_are_read_from_its_type_or_after_its_value(idl: str) -> None:
+    const = parse_text(f"union U {{\n  1: i64 a;\n}}\n{idl}").const("T")
+    assert const is not None and const.members_of == "U"
+
+
+def test_a_type_annotation_elsewhere_does_not_reach_a_const() -> None:
+    schema = parse_text('enum E {\n  A = 1,\n}\nstruct S {\n  1: list<string> (x = "y") a;\n}\n'
+                        'const E T = 1\nconst list<i64> N = [1]')
+    assert [c.annotations for c in schema.consts] == [(), ()]
 
 
 def test_the_ir_is_frozen_and_comparable() -> None:
