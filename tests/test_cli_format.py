@@ -240,3 +240,16 @@ def test_text_output_masks_the_control_characters_of_spec_strings(tmp_path: Path
     for c in "\x1b\x07\r\x9b\x7f":
         assert c not in out
     assert not [line for line in out.splitlines() if line.startswith("::")]
+
+
+def test_compat_refuses_a_type_nested_too_deep_in_every_format(tmp_path: Path) -> None:
+    """Issue 36, item 11: a 6 KB IDL nesting `list<>` 1000 deep was "internal error ...
+    RecursionError", and `--format json` printed nothing. A SchemaError at the field instead."""
+    deep = tmp_path / "deep.thrift"
+    deep.write_text("struct A {\n  1: required " + "list<" * 1000 + "i64" + ">" * 1000 + " x;\n}\n")
+    text = no_traceback(externspec("compat", str(deep), str(deep)))
+    assert text.returncode == 1
+    assert f"{deep}:2:3: the type nests containers more than 32 deep" in text.stderr
+    (result,) = results(no_traceback(externspec("compat", "--format", "json", str(deep), str(deep))))
+    assert result["errors"] == [{"kind": "schema", "path": "", "message": "the type nests containers more than 32 deep",
+                                 "file": str(deep), "line": 2, "col": 3}]
