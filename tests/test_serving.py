@@ -9,6 +9,7 @@ library, once loaded, stays loaded for the life of the process)."""
 from __future__ import annotations
 
 import glob
+import io
 import json
 import os
 import shutil
@@ -296,6 +297,39 @@ def test_without_the_opt_in_nothing_is_unpickled(tmp_path: Path) -> None:
     with pytest.raises(es.PackageError, match="load_custom_objects"):
         es.cpp.AOTIRunner(bad)
     with pytest.raises(es.PackageError, match=r"custom_obj_0: cannot unpickle torchbind object `_torchbind_obj0`"):
+        es.cpp.AOTIRunner(bad, load_custom_objects=True)
+
+
+def _object_archive(path: Path, inflating: str, size: int) -> bytes:
+    """The package's first torchbind object (a TorchScript archive, a zip) with its member ending
+    in `inflating` replaced by `size` zero bytes, deflated (written in chunks: a small archive)."""
+    with zipfile.ZipFile(path) as z:
+        inner = z.read(next(n for n in z.namelist() if n.endswith("/data/constants/custom_obj_0")))
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(inner)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            if not info.filename.endswith(inflating):
+                dst.writestr(info.filename, src.read(info))
+                continue
+            with dst.open(info.filename, "w", force_zip64=True) as f:
+                for _ in range(size >> 16):
+                    f.write(bytes(1 << 16))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(("inflating", "size", "match"), [
+    ("/version", 512 << 10, r"member `version` records 524288 bytes, over the limit of 4096 bytes for a member "
+                            r"torch's zip reader reads as it opens"),
+    ("/data.pkl", 300 << 20, r"torchbind object `_torchbind_obj0`: its archive records more than 268435456 bytes "
+                             r"\(at `data\.pkl`; AOTIRunnerOptions::max_custom_object_bytes\)"),
+], ids=["version", "total"])
+def test_what_unpickling_a_torchbind_object_inflates_is_bounded(tmp_path: Path, inflating: str, size: int,
+                                                                 match: str) -> None:
+    """Issue 36, item 4: `max_custom_object_bytes` bounded the member, not the zip inside it that
+    torch's unpickler inflates: a 0.52 MB object whose inner `version` held 512 MiB cost +1026 MiB."""
+    path = torchbind_models.package("foo_ops")
+    bad = _with_member(path, tmp_path, "/data/constants/custom_obj_0", _object_archive(path, inflating, size))
+    with pytest.raises(es.PackageError, match=r"custom_obj_0.*" + match):
         es.cpp.AOTIRunner(bad, load_custom_objects=True)
 
 

@@ -13,107 +13,33 @@ directory away from its end record) or where torch looks a name up ignoring case
 
 from __future__ import annotations
 
-import struct
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
 import externspec as es
-
-TOP = b"archive/"
-SAT = 0xFFFFFFFF
-
-
-@dataclass(frozen=True)
-class Member:
-    name: bytes  # inside TOP
-    data: bytes
-    method: int = 0  # 0 stored, 8 deflated
-    flags: int = 0
-    size: int | None = None  # recorded in the central directory (default: the data's)
-    compressed: int | None = None
-    crc: int | None = None
-    extra: bytes = b""  # central-directory extra fields
-    needed: int = 20  # "version needed to extract"
-    top: bytes = TOP
-
-    def payload(self) -> bytes:
-        if self.method == 8:
-            c = zlib.compressobj(9, zlib.DEFLATED, -15)
-            return c.compress(self.data) + c.flush()
-        return self.data
-
-
-def zip64_extra(*fields: int) -> bytes:
-    return struct.pack("<HH", 1, 8 * len(fields)) + b"".join(struct.pack("<Q", f) for f in fields)
-
-
-def local_records(members: list[Member], start: int = 0) -> tuple[bytes, list[int]]:
-    out, offsets = bytearray(), []
-    for m in members:
-        payload, name = m.payload(), m.top + m.name
-        offsets.append(start + len(out))
-        out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, m.flags, m.method, 0, 0, zlib.crc32(m.data),
-                           len(payload), len(m.data), len(name), 0) + name + payload
-    return bytes(out), offsets
-
-
-def central(members: list[Member], offsets: list[int]) -> bytes:
-    out = bytearray()
-    for m, offset in zip(members, offsets, strict=True):
-        payload, name = m.payload(), m.top + m.name
-        size = len(m.data) if m.size is None else m.size
-        compressed = len(payload) if m.compressed is None else m.compressed
-        crc = zlib.crc32(m.data) if m.crc is None else m.crc
-        out += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, m.needed, m.flags, m.method, 0, 0, crc,
-                           compressed, size, len(name), len(m.extra), 0, 0, 0, 0, offset) + name + m.extra
-    return bytes(out)
-
-
-def eocd(count: int, size: int, offset: int, comment: bytes = b"") -> bytes:
-    return struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, count, count, size, offset, len(comment)) + comment
-
-
-def eocd64(count: int, size: int, offset: int) -> bytes:
-    return struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, size, offset)
-
-
-def locator(offset: int) -> bytes:
-    return struct.pack("<4sIQI", b"PK\x06\x07", 0, offset, 1)
-
+from tests.support.zips import (
+    SAT,
+    TOP,
+    Member,
+    archive,
+    central,
+    eocd,
+    eocd64,
+    local_records,
+    locator,
+    two_directories,
+    zip64_extra,
+)
 
 VERSION = Member(b"version", b"3\n")
 CLEAN = [VERSION, Member(b"data/x", b"hello " * 100, method=8), Member(b"data/y", b"stored")]
-
-
-def archive(members: list[Member], *, zip64: bool = False, comment: bytes = b"", tail: bytes = b"") -> bytes:
-    body, offsets = local_records(members)
-    cd = central(members, offsets)
-    end = eocd(len(members), len(cd), len(body), comment)
-    if zip64:
-        end = eocd64(len(members), len(cd), len(body)) + locator(len(body) + len(cd)) + end
-    return body + cd + end + tail
-
-
-def two_directories(*, saturated_classic: bool = False) -> bytes:
-    """Issue 36, 1a: the classic record points at a clean directory, a zip64 record (found through
-    the locator miniz and zipfile always follow) at a second one with another member."""
-    clean, other = CLEAN, [*CLEAN, Member(b"data/hidden", b"what torch's reader sees")]
-    body, offsets = local_records(other)
-    first = central(clean, offsets[:len(clean)])
-    second = central(other, offsets)
-    dir1, dir2 = len(body), len(body) + len(first)
-    end64 = dir2 + len(second)
-    classic = eocd(len(clean), len(first), dir1)
-    if saturated_classic:
-        classic = eocd(0xFFFF, SAT, SAT)
-    return body + first + second + eocd64(len(other), len(second), dir2) + locator(end64) + classic
-
+HIDDEN = [*CLEAN, Member(b"data/hidden", b"what torch's reader sees")]
 
 def with_entry(members: list[Member], k: int, **changes: object) -> list[Member]:
     return [replace(m, **changes) if i == k else m for i, m in enumerate(members)]  # type: ignore[arg-type]
@@ -154,10 +80,11 @@ CASES: dict[str, tuple[Callable[[], bytes], str | None]] = {
     "zip64-sizes-in-one-extra": (lambda: archive(with_entry(CLEAN, 2, size=SAT, compressed=SAT,
                                                             extra=zip64_extra(6, 6)), zip64=True), None),
     # Issue 36, item 1.
-    "zip64-locator-to-a-second-directory": (two_directories, r"zip64 and the classic end-of-central-directory "
-                                                             r"records disagree"),
+    "zip64-locator-to-a-second-directory": (lambda: two_directories(CLEAN, HIDDEN),
+                                            r"zip64 and the classic end-of-central-directory records disagree"),
     # Saturated, the classic record defers to the zip64 one: one directory, which every reader takes.
-    "zip64-second-directory-classic-saturated": (lambda: two_directories(saturated_classic=True), None),
+    "zip64-second-directory-classic-saturated": (lambda: two_directories(CLEAN, HIDDEN, saturated_classic=True),
+                                                 None),
     "two-zip64-extras": (lambda: archive(with_entry(CLEAN, 2, size=SAT, compressed=SAT,
                                                     extra=zip64_extra(SAT, SAT) + zip64_extra(6, 6)), zip64=True),
                          r"`archive/data/y`\) has two zip64 extra fields"),
@@ -259,7 +186,7 @@ def test_the_readers_do_disagree_on_what_the_runner_refuses(tmp_path: Path) -> N
     first, zipfile the last that applies: the member torch inflates at 4 GiB - 1 was 6 bytes to the
     runner's checks)."""
     path = tmp_path / "a.pt2"
-    path.write_bytes(two_directories())
+    path.write_bytes(two_directories(CLEAN, HIDDEN))
     assert b"data/hidden" in _miniz(path, [])  # type: ignore[operator]
     assert b"data/hidden" in _zipfile(path)  # type: ignore[operator]
     path.write_bytes(CASES["two-zip64-extras"][0]())

@@ -32,6 +32,18 @@ void load_custom_objects(Package& package, const std::vector<std::pair<std::stri
   for (const auto& [name, member] : listed) {
     if (objects.count(name)) continue;  // given by the caller: used as given
     const std::string bytes = package.read(member, limit);
+    // A TorchScript archive (a zip, what torch writes) is inflated by torch's unpickler: its
+    // directory is checked as the package's, and what it records is held to the same limit.
+    if (bytes.compare(0, 4, "PK\x03\x04", 4) == 0) {
+      std::uint64_t inflated = 0;
+      for (const auto& [inner, record] : archive_members(bytes, package.label(member))) {
+        if (record.size > limit - inflated)
+          throw PackageError(package.label(member) + ": torchbind object `" + name + "`: its archive records more " +
+                             "than " + std::to_string(limit) + " bytes (at `" + inner +
+                             "`; AOTIRunnerOptions::max_custom_object_bytes)");
+        inflated += record.size;
+      }
+    }
     c10::IValue obj;
     try {
       obj = torch::jit::pickle_load_obj(bytes);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string_view>
 
@@ -141,14 +142,15 @@ bool is_utf8(std::string_view s) {
 //   first, zipfile every one, the last winning).
 // Every offset and count is checked against the file before it is used, so nothing here allocates
 // more than the file holds.
-std::vector<Entry> central_directory(const std::string& path, std::uint64_t file_size) {
+// `read(offset, n)`: `n` bytes at `offset` of the archive, or nullopt when it ends first.
+using ReadAt = std::function<std::optional<std::string>(std::uint64_t, std::uint64_t)>;
+
+std::vector<Entry> central_directory(const std::string& path, std::uint64_t file_size, const ReadAt& read) {
   auto bad = [&](const std::string& why) { return PackageError(path + ": not a readable package: " + why); };
-  File file(path);
-  if (!file.ok()) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
   // The end-of-central-directory record: 22 bytes and a comment of up to 64 KiB, at the end.
   constexpr std::uint64_t kEocd = 22, kLocator = 20, kEocd64 = 56;
   const std::uint64_t tail_size = std::min<std::uint64_t>(file_size, kEocd + 0xFFFF);
-  const auto tail = file.read(file_size - tail_size, tail_size);
+  const auto tail = read(file_size - tail_size, tail_size);
   if (!tail || tail_size < kEocd) throw bad("no zip end-of-central-directory record");
   const std::string_view eocd_sig("PK\x05\x06", 4);
   std::size_t at = tail->rfind(eocd_sig);
@@ -164,7 +166,7 @@ std::vector<Entry> central_directory(const std::string& path, std::uint64_t file
     throw bad("the archive spans several disks");
   std::uint64_t count = le(eocd + 10, 2), dir_size = le(eocd + 12, 4), dir_offset = le(eocd + 16, 4);
   std::uint64_t dir_end = eocd_offset;  // where the directory must end
-  const auto locator = eocd_offset >= kLocator ? file.read(eocd_offset - kLocator, kLocator) : std::nullopt;
+  const auto locator = eocd_offset >= kLocator ? read(eocd_offset - kLocator, kLocator) : std::nullopt;
   if (locator && locator->compare(0, 4, "PK\x06\x07", 4) == 0) {
     // zip64: miniz and zipfile both take the zip64 record whenever the locator is there.
     const std::uint64_t offset64 = le(locator->data() + 8, 8);
@@ -173,7 +175,7 @@ std::vector<Entry> central_directory(const std::string& path, std::uint64_t file
     if (eocd_offset < kLocator + kEocd64 || offset64 != eocd_offset - kLocator - kEocd64)
       throw bad("the zip64 end-of-central-directory locator does not point at the record right before it "
                 "(zip readers differ on which record they take)");
-    const auto eocd64 = file.read(offset64, kEocd64);
+    const auto eocd64 = read(offset64, kEocd64);
     if (!eocd64 || eocd64->compare(0, 4, "PK\x06\x06", 4) != 0)
       throw bad("no zip64 end-of-central-directory record where its locator points");
     const char* r = eocd64->data();
@@ -198,7 +200,7 @@ std::vector<Entry> central_directory(const std::string& path, std::uint64_t file
     throw bad("the central directory does not end where the end-of-central-directory records begin (zip readers "
               "differ on where they read it)");
   if (count > dir_size / kHeader) throw bad("the central directory's entry count does not fit its size");
-  const auto dir = file.read(dir_offset, dir_size);
+  const auto dir = read(dir_offset, dir_size);
   if (!dir) throw bad("the central directory is cut short");
   std::vector<Entry> entries;
   entries.reserve(static_cast<std::size_t>(count));
@@ -263,32 +265,10 @@ std::vector<Entry> central_directory(const std::string& path, std::uint64_t file
   return entries;
 }
 
-}  // namespace
-
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base && *base ? base : "/tmp") + "/externspec-aoti-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr)
-    throw PackageError("cannot create a temporary directory from " + pattern + ": " + std::strerror(errno));
-  path_ = pattern;  // mkdtemp creates it with mode 0700
-}
-
-void TempDir::remove() noexcept {
-  if (path_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-  path_.clear();
-}
-
-Package::Package(const std::string& path) : path_(path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw PackageError("package " + path + " is not a regular file");
-  file_size_ = static_cast<std::uint64_t>(st.st_size);
-
-  // Everything the directory says is checked before torch's reader opens the file.
-  const std::vector<Entry> entries = central_directory(path, file_size_);
+// The members of an archive, by name inside its top folder, once every name and size the directory
+// records has passed the checks (named by `path` in messages).
+std::map<std::string, MemberRecord> checked_members(const std::vector<Entry>& entries, const std::string& path) {
+  std::map<std::string, MemberRecord> members;
   if (entries.empty()) throw PackageError(path + ": not a readable package: the archive is empty");
   const std::string top = entries.front().name.substr(0, entries.front().name.find('/') + 1);
   std::set<std::string> seen;  // names with ASCII letters folded: torch's reader looks names up ignoring case
@@ -316,8 +296,41 @@ Package::Package(const std::string& path) : path_(path) {
         e.size > kOpeningRecordLimit)
       throw refuse("records " + std::to_string(e.size) + " bytes, over the limit of " +
                    std::to_string(kOpeningRecordLimit) + " bytes for a member torch's zip reader reads as it opens");
-    members_.emplace(std::move(inner), MemberRecord{e.size, e.crc});
+    members.emplace(std::move(inner), MemberRecord{e.size, e.crc});
   }
+  return members;
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base && *base ? base : "/tmp") + "/externspec-aoti-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw PackageError("cannot create a temporary directory from " + pattern + ": " + std::strerror(errno));
+  path_ = pattern;  // mkdtemp creates it with mode 0700
+}
+
+void TempDir::remove() noexcept {
+  if (path_.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+  path_.clear();
+}
+
+Package::Package(const std::string& path) : path_(path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw PackageError("package " + path + " is not a regular file");
+  file_size_ = static_cast<std::uint64_t>(st.st_size);
+
+  // Everything the directory says is checked before torch's reader opens the file.
+  File file(path);
+  if (!file.ok()) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
+  members_ = checked_members(
+      central_directory(path, file_size_, [&](std::uint64_t offset, std::uint64_t n) { return file.read(offset, n); }),
+      path);
   try {
     reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
   } catch (const c10::Error& e) {
@@ -326,6 +339,14 @@ Package::Package(const std::string& path) : path_(path) {
 }
 
 Package::~Package() = default;
+
+std::map<std::string, MemberRecord> archive_members(std::string_view bytes, const std::string& label) {
+  const auto read = [&](std::uint64_t offset, std::uint64_t n) -> std::optional<std::string> {
+    if (offset > bytes.size() || n > bytes.size() - offset) return std::nullopt;
+    return std::string(bytes.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(n)));
+  };
+  return checked_members(central_directory(label, bytes.size(), read), label);
+}
 
 ModelMembers Package::model(const std::string& model_name) const {
   if (escape_reason(model_name) || model_name.find('/') != std::string::npos)

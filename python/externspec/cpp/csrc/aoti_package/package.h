@@ -61,6 +61,11 @@ struct MemberRecord {
 // bytes loaded before); PackageError starting `failure` if it cannot be read.
 MemberRecord file_record(const std::string& file, const std::string& failure);
 
+// The members of a zip archive held in memory (a torchbind object's TorchScript archive, which
+// torch's unpickler opens with the same zip reader), by name inside its top folder, checked as a
+// package's directory is (Package). Throws PackageError naming `label`.
+std::map<std::string, MemberRecord> archive_members(std::string_view bytes, const std::string& label);
+
 class Package {
  public:
   // Throws PackageError: not a zip archive, no top folder, a member name that is absolute, has an
