@@ -570,3 +570,14 @@ def test_a_package_whose_end_record_defers_to_zip64_loads(blob_package: Path, tm
     out.write_bytes(bytes(raw))
     x, n = MODEL.inputs(4)
     torch.testing.assert_close(es.cpp.AOTIRunner(out)(x, n)[0], x.sin())
+
+
+def test_a_runner_on_cpu_0_takes_cpu_inputs(blob_package: Path) -> None:
+    """Issue 36, item 12: `device="cpu:0"` loaded, then refused every CPU input ("input 0 is on cpu,
+    the model runs on cpu:0")."""
+    runner = es.cpp.AOTIRunner(blob_package, device="cpu:0")
+    assert runner.device == torch.device("cpu")
+    x, n = MODEL.inputs(4)
+    torch.testing.assert_close(runner(x, n)[0], x.sin())
+    with pytest.raises(es.UnsupportedError, match=r"device 'cuda:300' is not a torch device: the index must be"):
+        es.cpp.AOTIRunner(blob_package, device="cuda:300")
