@@ -341,6 +341,20 @@ def test_objects_given_by_the_caller_need_no_opt_in() -> None:
     torch.testing.assert_close(runner(*model.inputs()), model.make()(*model.inputs()))
 
 
+@pytest.mark.parametrize("method", ["__init__", "__setstate__", "__getstate__"])
+def test_a_torchbind_call_may_not_name_a_dunder_method(method: str) -> None:
+    """Issue 36, item 10: a `call_torchbind` node calling `__init__` re-initialised the caller's
+    `_Foo(10, 20)`; op targets refuse dunders, methods skipped the policy."""
+    from tests.support.artifacts import read_member
+
+    doc = json.loads(read_member(torchbind_models.package("foo_ops"), ".wrapper.json"))
+    call = next(n["node"] for n in doc["nodes"] if n["node"]["target"] == "call_torchbind")
+    call["inputs"][1]["arg"] = {"as_string": method}
+    foo = torch.classes._TorchScriptTesting._Foo(10, 20)
+    with pytest.raises(es.SpecMismatchError, match=rf"torchbind method `{method}` of `[\w.]*_Foo` is a dunder"):
+        es.cpp.ProxyExecutor(json.dumps(doc), custom_objects={"_torchbind_obj0": foo})
+
+
 def test_the_python_executor_refuses_torchbind_calls_saying_why() -> None:
     from tests.support.artifacts import read_member
 
