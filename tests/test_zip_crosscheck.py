@@ -69,7 +69,13 @@ def locator_elsewhere() -> bytes:
     return body + cd + rec + b"\0" * 8 + locator(len(body) + len(cd)) + eocd(len(CLEAN), len(cd), len(body))
 
 
-# name: (archive, None when every reader must read it alike, else what the runner's refusal says)
+# A directory every reader reads alike whose member's bytes fail their CRC-32: zipfile refuses them
+# when it reads them, torch's reader (which checks no CRC) returns them cut short, and the runner,
+# which verifies every member it reads, refuses them (tests/test_cpp_aoti_package.py, a member
+# shorter than its data).
+BAD_CRC = "the member's bytes fail their CRC-32"
+
+# name: (archive, None when every reader must read it alike, BAD_CRC, else what the runner's refusal says)
 CASES: dict[str, tuple[Callable[[], bytes], str | None]] = {
     "clean": (lambda: archive(CLEAN), None),
     "clean-zip64": (lambda: archive(CLEAN, zip64=True), None),
@@ -123,6 +129,7 @@ CASES: dict[str, tuple[Callable[[], bytes], str | None]] = {
     "bzip2": (lambda: archive(with_entry(CLEAN, 2, method=12)), r"zip method 12"),
     "opening-record-over-the-limit": (lambda: archive([*CLEAN, Member(b".data/version", b"3\n" + b" " * 8192)]),
                                       r"`\.data/version` records 8194 bytes, over the limit of 4096"),
+    "recorded-size-short-of-the-data": (lambda: archive(with_entry(CLEAN, 2, size=3, compressed=3)), BAD_CRC),
     "zip64-saturated-without-locator": (lambda: archive(CLEAN)[:-22] + eocd(0xFFFF, SAT, SAT),
                                         r"no zip64 end-of-central-directory locator"),
 }
@@ -165,6 +172,11 @@ def test_every_archive_is_refused_or_read_alike_by_the_runner_miniz_and_zipfile(
     make, refusal = CASES[case]
     path = tmp_path / f"{case}.pt2"
     path.write_bytes(make())
+    if refusal is BAD_CRC:
+        assert es.cpp.package_members(path)[b"data/y"] == (3, zlib.crc32(b"stored"))
+        assert _miniz(path, [])[b"data/y"] == (3, zlib.crc32(b"sto"), b"sto")  # type: ignore[index]
+        assert isinstance(_zipfile(path), zipfile.BadZipFile)
+        return
     if refusal is not None:
         with pytest.raises(es.PackageError, match=refusal):
             es.cpp.package_members(path)
