@@ -137,6 +137,33 @@ def _long_shape_line() -> bytes:
     return source + b"assert_size_stride(" + var + b", {" + ones + b"}, {" + ones + b'}, "input");\n'
 
 
+def _zip_case(kind: str) -> Callable[[], bytes]:
+    """Issue 36's packages, the runner test package written byte by byte (tests/support/zips.py):
+    `two-directories` (the classic record names its directory, a zip64 record a second one whose
+    `.data/version` inflates to 512 MiB), `two-extras` (`.data/version` of 512 MiB recorded as
+    0xFFFFFFFF, with zip64 extra fields giving 4 GiB - 1 and then 2 bytes), `capitals` (512 MiB as
+    `.data/VERSION` in place of `.data/version`), `objs-config` (16 MiB of `[` as `custom_objs_config.json`)."""
+    def build() -> bytes:
+        from dataclasses import replace
+
+        from tests.support import cpp_models, zips
+
+        clean = zips.members_of(cpp_models.package("runner_blob"))
+        top = clean[0].top
+        bomb = zips.Member(b".data/version", b"0" * (512 << 20), method=8, top=top)
+        if kind == "two-directories":
+            return zips.two_directories(clean, [m if m.name != b".data/version" else bomb for m in clean])
+        if kind == "two-extras":
+            lying = replace(bomb, size=zips.SAT, extra=zips.zip64_extra(zips.SAT) + zips.zip64_extra(2))
+            return zips.archive([m if m.name != b".data/version" else lying for m in clean], zip64=True)
+        if kind == "capitals":
+            capitals = replace(bomb, name=b".data/VERSION")
+            return zips.archive([m if m.name != b".data/version" else capitals for m in clean], zip64=True)
+        config = zips.Member(b"data/aotinductor/model/custom_objs_config.json", b"[" * (16 << 20), method=8, top=top)
+        return zips.archive([*clean, config], zip64=True)
+    return build
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -172,6 +199,11 @@ CASES = (
          RUNNER_LOAD, RUNNER_SETUP),
     Case("package: 60 MiB assert_size_stride line", _package_member(".wrapper.cpp", _long_shape_line),
          RUNNER_LOAD, RUNNER_SETUP),
+    # issue 36 items 1-3: the directory torch's reader sees; names as it looks them up; the object list
+    Case("package: zip64 record to a 2nd directory", _zip_case("two-directories"), RUNNER_LOAD, RUNNER_SETUP),
+    Case("package: two zip64 extras on .data/version", _zip_case("two-extras"), RUNNER_LOAD, RUNNER_SETUP),
+    Case("package: 512 MiB .data/VERSION", _zip_case("capitals"), RUNNER_LOAD, RUNNER_SETUP),
+    Case("package: 16 MiB of [ as custom_objs_config", _zip_case("objs-config"), RUNNER_LOAD, RUNNER_SETUP),
 )
 
 SHAPE_BYTES = 25_000_000

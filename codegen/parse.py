@@ -184,19 +184,27 @@ class _StringSource:
         return self._text
 
 
-def _type_ref(ttype: Any) -> ir.TypeRef:
-    """Convert a thriftpy2 type spec (int, or (ttype, cls_or_spec)) to a TypeRef."""
+# The deepest container type an IDL may write (`list<list<...>>`): the schema nests 2 deep; every
+# reader of the IR (compat, the emitters) recurses per level, and 1,000 levels overflowed Python's stack.
+MAX_TYPE_NESTING = 32
+
+
+def _type_ref(ttype: Any, loc: ir.SourceLoc, depth: int = 0) -> ir.TypeRef:
+    """Convert a thriftpy2 type spec (int, or (ttype, cls_or_spec)) to a TypeRef; `loc` names the
+    declaration in a SchemaError for a type nested deeper than MAX_TYPE_NESTING."""
+    if depth > MAX_TYPE_NESTING:
+        raise SchemaError([(loc, f"the type nests containers more than {MAX_TYPE_NESTING} deep")])
     if isinstance(ttype, int):
         return ir.TypeRef.base(_BASE_TTYPES[ttype])
     kind, arg = ttype
     if kind in (TType.STRUCT, TType.I32) and isinstance(arg, type):
         return ir.TypeRef.named(arg.__name__)
     if kind == TType.LIST:
-        return ir.TypeRef.list_of(_type_ref(arg))
+        return ir.TypeRef.list_of(_type_ref(arg, loc, depth + 1))
     if kind == TType.SET:
-        return ir.TypeRef("set", "", (_type_ref(arg),))
+        return ir.TypeRef("set", "", (_type_ref(arg, loc, depth + 1),))
     if kind == TType.MAP:
-        return ir.TypeRef.map_of(_type_ref(arg[0]), _type_ref(arg[1]))
+        return ir.TypeRef.map_of(_type_ref(arg[0], loc, depth + 1), _type_ref(arg[1], loc, depth + 1))
     raise TypeError(f"unsupported thrift type spec {ttype!r}")
 
 
@@ -238,17 +246,18 @@ def _to_ir(module: Any, const_decls: list[tuple[str, Any, int, dict[str, Any]]],
             for fid, spec in cls.thrift_spec.items():
                 name = spec[1]
                 fline = cls.__thrift_field_linenos__[name]
+                floc = src.loc(fline, f"{fid}:" if fid > 0 else name)
                 anns = cls.__thrift_field_annotations__.get(name, {})
                 default = dict(cls.default_spec)[name]
                 fields.append(ir.Field(
                     id=fid,
                     name=name,
-                    type=_type_ref(spec[0] if len(spec) == 3 else (spec[0], spec[2])),
+                    type=_type_ref(spec[0] if len(spec) == 3 else (spec[0], spec[2]), floc),
                     requiredness=anns.get("thrift.requiredness", "default"),
                     default=_const_value(default),
                     has_default=default is not None,
                     doc=src.doc_before(fline),
-                    loc=src.loc(fline, f"{fid}:" if fid > 0 else name),
+                    loc=floc,
                     annotations=_annotations(anns, drop=("thrift.requiredness",)),
                 ))
             struct = ir.Struct(cls.__name__, "struct" if kind == "structs" else "union", tuple(fields),
@@ -257,7 +266,7 @@ def _to_ir(module: Any, const_decls: list[tuple[str, Any, int, dict[str, Any]]],
             types_.append((line, struct))
     types_.sort(key=lambda t: t[0])
     consts = tuple(
-        ir.Const(name, _type_ref(ttype), _const_value(getattr(module, name)), src.doc_before(line),
+        ir.Const(name, _type_ref(ttype, src.loc(line, name)), _const_value(getattr(module, name)), src.doc_before(line),
                  src.loc(line, name), _annotations(annotations))
         for name, ttype, line, annotations in const_decls
     )

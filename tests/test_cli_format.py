@@ -220,3 +220,36 @@ def test_color_flag_and_force_color(files: dict[str, Path]) -> None:
     assert coloured("validate", "--color", "always", good, NO_COLOR="1")
     assert coloured("--color", "always", "validate", good)
     assert not coloured("--color", "always", "validate", good, "--color", "never", FORCE_COLOR="1")
+
+
+# OSC 52 (writes the clipboard), BEL, CR, a C1 CSI, and newlines starting GitHub workflow commands.
+HOSTILE = "buf\x1b]52;c;ZXZpbA==\x07\r\n::error::pwned\n::stop-commands::tok\x9b31m\x7f"
+
+
+@pytest.mark.parametrize("args", [["inspect"], ["check-spec"], ["validate", "--strict"]],
+                         ids=["inspect", "check-spec", "validate"])
+def test_text_output_masks_the_control_characters_of_spec_strings(tmp_path: Path, args: list[str]) -> None:
+    """Issue 36, item 7: `inspect` printed 17 ESC and 8 lines starting `::` from one spec. Control
+    characters are shown in caret notation, as git shows a remote's: `^[`, `^M`, `^J`."""
+    path = tmp_path / "spec.json"
+    node = {**NODE, "outputs": [{"as_tensor": {"name": HOSTILE}}]}
+    path.write_text(json.dumps({"nodes": [{"name": HOSTILE, "node": node}], HOSTILE: 1}))
+    r = no_traceback(externspec(*args, str(path)))
+    out = r.stdout + r.stderr
+    assert "^[]52;c;ZXZpbA==^G^M^J::error::pwned^J::stop-commands::tok\\u009b31m^?" in out, out
+    for c in "\x1b\x07\r\x9b\x7f":
+        assert c not in out
+    assert not [line for line in out.splitlines() if line.startswith("::")]
+
+
+def test_compat_refuses_a_type_nested_too_deep_in_every_format(tmp_path: Path) -> None:
+    """Issue 36, item 11: a 6 KB IDL nesting `list<>` 1000 deep was "internal error ...
+    RecursionError", and `--format json` printed nothing. A SchemaError at the field instead."""
+    deep = tmp_path / "deep.thrift"
+    deep.write_text("struct A {\n  1: required " + "list<" * 1000 + "i64" + ">" * 1000 + " x;\n}\n")
+    text = no_traceback(externspec("compat", str(deep), str(deep)))
+    assert text.returncode == 1
+    assert f"{deep}:2:3: the type nests containers more than 32 deep" in text.stderr
+    (result,) = results(no_traceback(externspec("compat", "--format", "json", str(deep), str(deep))))
+    assert result["errors"] == [{"kind": "schema", "path": "", "message": "the type nests containers more than 32 deep",
+                                 "file": str(deep), "line": 2, "col": 3}]

@@ -181,6 +181,17 @@ def test_a_member_name_that_is_not_utf8_keeps_every_error_class(blob_package: Pa
     torch.testing.assert_close(runner(x, torch.tensor(3))[0], x.sin())
 
 
+def test_a_closed_runner_refuses_every_call_saying_it_is_closed(blob_package: Path) -> None:
+    """Issue 36, item 9: after close() every call raised AttributeError ('NoneType' ... 'run_flat')."""
+    runner = es.cpp.AOTIRunner(blob_package)
+    runner.close()
+    x, n = MODEL.inputs(4)
+    for call in [lambda: runner(x, n), lambda: runner.run_flat([x, n]), lambda: runner.num_inputs,
+                 lambda: runner.device, lambda: runner.run_flat_with(lambda *a: None, [x, n])]:
+        with pytest.raises(es.CallError, match=r"runner_blob.*: the runner is closed \(AOTIRunner\.close\(\)"):
+            call()
+
+
 def test_the_models_own_check_raises_its_message(runner: es.cpp.AOTIRunner) -> None:
     x, _ = MODEL.inputs(4)
     with pytest.raises(es.ModelError, match=r"the model failed: Expected u0 >= 3 but received 1"):
@@ -353,6 +364,32 @@ def test_metadata_is_read_with_the_bounded_json_reader(blob_package: Path, tmp_p
     twice = _rewrite(blob_package, tmp_path / "twice.pt2", lambda name, d: (name, b'{"AOTI_DEVICE_KEY": "cpu", '
                      b'"AOTI_DEVICE_KEY": "cuda"}' if name.endswith(".wrapper_metadata.json") else d))
     with pytest.raises(es.PackageError, match=r"key `AOTI_DEVICE_KEY` appears more than once"):
+        es.cpp.AOTIRunner(twice)
+
+
+def _add_deflated(package: Path, out: Path, member: str, data: bytes) -> Path:
+    """A copy of `package` with `member` (a name inside its top folder) added, holding `data` deflated."""
+    shutil.copy(package, out)
+    with zipfile.ZipFile(out, "a") as z:
+        top = z.namelist()[0].split("/")[0]
+        z.writestr(f"{top}/{member}", data, compress_type=zipfile.ZIP_DEFLATED)
+    return out
+
+
+def test_the_torchbind_object_list_is_read_with_the_bounded_json_reader(blob_package: Path, tmp_path: Path) -> None:
+    """Issue 36, item 3: `custom_objs_config.json` is read on every load, opt-in or not; 16 MiB of
+    `[` (16 KB deflated) in a package without torchbind objects cost +1231 MiB in nlohmann's DOM."""
+    config = "data/aotinductor/model/custom_objs_config.json"
+    big = _add_deflated(blob_package, tmp_path / "big.pt2", config, b"[" * (2 << 20))
+    with pytest.raises(es.PackageError, match=r"custom_objs_config\.json: 2097152 bytes, over the limit of 1048576"):
+        es.cpp.AOTIRunner(big)
+    deep = _add_deflated(blob_package, tmp_path / "deep.pt2", config, b"[" * 1000)
+    with pytest.raises(es.PackageError, match=rf"custom_objs_config\.json: not a JSON object \(torch's list of a "
+                                              rf"model's torchbind objects is .*nesting deeper than "
+                                              rf"{es.MAX_JSON_DEPTH} levels"):
+        es.cpp.AOTIRunner(deep)
+    twice = _add_deflated(blob_package, tmp_path / "twice.pt2", config, b'{"a": "x", "a": "y"}')
+    with pytest.raises(es.PackageError, match=r"custom_objs_config\.json: key `a` appears more than once"):
         es.cpp.AOTIRunner(twice)
 
 
@@ -533,3 +570,14 @@ def test_a_package_whose_end_record_defers_to_zip64_loads(blob_package: Path, tm
     out.write_bytes(bytes(raw))
     x, n = MODEL.inputs(4)
     torch.testing.assert_close(es.cpp.AOTIRunner(out)(x, n)[0], x.sin())
+
+
+def test_a_runner_on_cpu_0_takes_cpu_inputs(blob_package: Path) -> None:
+    """Issue 36, item 12: `device="cpu:0"` loaded, then refused every CPU input ("input 0 is on cpu,
+    the model runs on cpu:0")."""
+    runner = es.cpp.AOTIRunner(blob_package, device="cpu:0")
+    assert runner.device == torch.device("cpu")
+    x, n = MODEL.inputs(4)
+    torch.testing.assert_close(runner(x, n)[0], x.sin())
+    with pytest.raises(es.UnsupportedError, match=r"device 'cuda:300' is not a torch device: the index must be"):
+        es.cpp.AOTIRunner(blob_package, device="cuda:300")

@@ -61,3 +61,19 @@ def test_the_serialized_device_is_still_checked(executor: Executor) -> None:
 def test_a_bad_runtime_device_is_named(executor: Executor) -> None:
     with pytest.raises(es.UnsupportedError, match=r"^device 'gpu7' is not a torch device: "):
         run(executor, empty_on(CPU), device="gpu7")
+
+
+@pytest.mark.parametrize(("device", "match"), [
+    ("cuda:257", r"^device 'cuda:257' is not a torch device: the index must be 0\.\.127 \(c10's DeviceIndex\)"),
+    ("cuda:128", r"^device 'cuda:128' is not a torch device: the index must be 0\.\.127"),
+    ("cpu:1", r"^device 'cpu:1' is not a torch device: the CPU has no device 1"),
+], ids=["cuda257", "cuda128", "cpu1"])
+def test_a_runtime_device_index_that_would_wrap_is_refused(executor: Executor, device: str, match: str) -> None:
+    """Issue 36, item 12: c10 parses the index into an int8: "cuda:257" became cuda:1 in both."""
+    with pytest.raises(es.UnsupportedError, match=match):
+        run(executor, empty_on(CPU), device=device)
+
+
+def test_cpu_0_is_the_cpu(executor: Executor) -> None:
+    """`cpu:0` is the one CPU (the runner loaded with it refused every CPU input, which has no index)."""
+    assert run(executor, empty_on(CUDA_0), device="cpu:0").device == torch.device("cpu")

@@ -9,8 +9,10 @@ library, once loaded, stays loaded for the life of the process)."""
 from __future__ import annotations
 
 import glob
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -145,6 +147,14 @@ def test_num_models_must_be_a_positive_int(bad: Any) -> None:
         es.cpp.AOTIRunner(cm.package("runner"), num_models=bad)
 
 
+@pytest.mark.parametrize("many", [1025, 10**6, 2**62])
+def test_num_models_is_bounded_as_the_callers_argument(many: int) -> None:
+    """Issue 36, item 8: 10^6 instances cost +796 MiB and 23 s at load; 2^62 was a PackageError
+    blaming the package for the caller's argument."""
+    with pytest.raises(ValueError, match=rf"num_models is {many}: a runner takes at most 1024 model instances"):
+        es.cpp.AOTIRunner(cm.package("runner"), num_models=many)
+
+
 def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -197,7 +207,10 @@ except es.SpecMismatchError as e:
     print("without:", e)
 runner = es.cpp.AOTIRunner(package, op_libraries=[library])
 again = es.cpp.AOTIRunner(package, op_libraries=[library])  # loaded once; a second runner is fine
-torch.save([runner.run_flat([x, y]), again.run_flat([x, y])], out)
+# The same library at a second path (a redeploy into a versioned folder): loaded again, its
+# TORCH_LIBRARY initializer threw and the process aborted (issue 36, item 6). Shared by content.
+moved = es.cpp.AOTIRunner(package, op_libraries=[sys.argv[5]])
+torch.save([runner.run_flat([x, y]), again.run_flat([x, y]), moved.run_flat([x, y])], out)
 """
 
 
@@ -205,8 +218,11 @@ def test_a_fresh_process_runs_a_custom_op_package_with_the_library_given_to_the_
     package = custom_op_package.package()
     x, y = custom_op_package.example_inputs()
     torch.save([x, y], tmp_path / "inputs.pt")
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(package), str(custom_op_package.ops_library()),
-                           str(tmp_path / "out.pt"), str(tmp_path / "inputs.pt")],
+    library = custom_op_package.ops_library()
+    (tmp_path / "v2").mkdir()
+    moved = shutil.copy(library, tmp_path / "v2" / Path(library).name)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(package), str(library),
+                           str(tmp_path / "out.pt"), str(tmp_path / "inputs.pt"), str(moved)],
                           capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # Without the library: refused at load, naming the namespace and how to provide it.
@@ -284,12 +300,59 @@ def test_without_the_opt_in_nothing_is_unpickled(tmp_path: Path) -> None:
         es.cpp.AOTIRunner(bad, load_custom_objects=True)
 
 
+def _object_archive(path: Path, inflating: str, size: int) -> bytes:
+    """The package's first torchbind object (a TorchScript archive, a zip) with its member ending
+    in `inflating` replaced by `size` zero bytes, deflated (written in chunks: a small archive)."""
+    with zipfile.ZipFile(path) as z:
+        inner = z.read(next(n for n in z.namelist() if n.endswith("/data/constants/custom_obj_0")))
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(inner)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            if not info.filename.endswith(inflating):
+                dst.writestr(info.filename, src.read(info))
+                continue
+            with dst.open(info.filename, "w", force_zip64=True) as f:
+                for _ in range(size >> 16):
+                    f.write(bytes(1 << 16))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(("inflating", "size", "match"), [
+    ("/version", 512 << 10, r"member `version` records 524288 bytes, over the limit of 4096 bytes for a member "
+                            r"torch's zip reader reads as it opens"),
+    ("/data.pkl", 300 << 20, r"torchbind object `_torchbind_obj0`: its archive records more than 268435456 bytes "
+                             r"\(at `data\.pkl`; AOTIRunnerOptions::max_custom_object_bytes\)"),
+], ids=["version", "total"])
+def test_what_unpickling_a_torchbind_object_inflates_is_bounded(tmp_path: Path, inflating: str, size: int,
+                                                                 match: str) -> None:
+    """Issue 36, item 4: `max_custom_object_bytes` bounded the member, not the zip inside it that
+    torch's unpickler inflates: a 0.52 MB object whose inner `version` held 512 MiB cost +1026 MiB."""
+    path = torchbind_models.package("foo_ops")
+    bad = _with_member(path, tmp_path, "/data/constants/custom_obj_0", _object_archive(path, inflating, size))
+    with pytest.raises(es.PackageError, match=r"custom_obj_0.*" + match):
+        es.cpp.AOTIRunner(bad, load_custom_objects=True)
+
+
 def test_objects_given_by_the_caller_need_no_opt_in() -> None:
     model = torchbind_models.MODELS["foo_ops"]
     path = torchbind_models.package("foo_ops")  # (registers the classes)
     foo = torch.classes._TorchScriptTesting._Foo(10, 20)
     runner = es.cpp.AOTIRunner(path, custom_objects={"_torchbind_obj0": foo})
     torch.testing.assert_close(runner(*model.inputs()), model.make()(*model.inputs()))
+
+
+@pytest.mark.parametrize("method", ["__init__", "__setstate__", "__getstate__"])
+def test_a_torchbind_call_may_not_name_a_dunder_method(method: str) -> None:
+    """Issue 36, item 10: a `call_torchbind` node calling `__init__` re-initialised the caller's
+    `_Foo(10, 20)`; op targets refuse dunders, methods skipped the policy."""
+    from tests.support.artifacts import read_member
+
+    doc = json.loads(read_member(torchbind_models.package("foo_ops"), ".wrapper.json"))
+    call = next(n["node"] for n in doc["nodes"] if n["node"]["target"] == "call_torchbind")
+    call["inputs"][1]["arg"] = {"as_string": method}
+    foo = torch.classes._TorchScriptTesting._Foo(10, 20)
+    with pytest.raises(es.SpecMismatchError, match=rf"torchbind method `{method}` of `[\w.]*_Foo` is a dunder"):
+        es.cpp.ProxyExecutor(json.dumps(doc), custom_objects={"_torchbind_obj0": foo})
 
 
 def test_the_python_executor_refuses_torchbind_calls_saying_why() -> None:

@@ -146,13 +146,27 @@ def parse_device(text: torch.device | str) -> torch.device:
     """A runtime device option (`"cpu"`, `"cuda:1"`, a torch.device) as a torch.device;
     UnsupportedError naming it when torch does not know it (the C++ `parse_device`)."""
     if isinstance(text, torch.device):
-        return text
-    if not isinstance(text, str):
+        device = text
+    elif not isinstance(text, str):
         raise TypeError(f"device must be a str or torch.device, got {type(text).__name__}")
-    try:
-        return torch.device(text)
-    except (RuntimeError, ValueError) as exc:
-        raise UnsupportedError(f"device {text!r} is not a torch device: {exc}") from None
+    else:
+        # torch parses the index into c10's int8 DeviceIndex: "cuda:257" would silently be cuda:1.
+        top = op_policy.policy().limits["device_index_max"]
+        digits = text.rpartition(":")[2] if ":" in text else ""
+        if digits.isdigit() and digits.isascii() and int(digits) > top:
+            raise UnsupportedError(f"device {text!r} is not a torch device: the index must be 0..{top} "
+                                   "(c10's DeviceIndex)")
+        try:
+            device = torch.device(text)
+        except (RuntimeError, ValueError) as exc:
+            raise UnsupportedError(f"device {text!r} is not a torch device: {exc}") from None
+    # The CPU is one device: its tensors carry no index, so "cpu:0" is "cpu".
+    if device.type == "cpu" and device.index is not None:
+        if device.index != 0:
+            raise UnsupportedError(f"device {str(text)!r} is not a torch device: the CPU has no device "
+                                   f"{device.index} (write \"cpu\")")
+        device = torch.device("cpu")
+    return device
 
 
 def _c10(table: tuple[str | None, ...], value: int, what: str) -> Any:

@@ -12,6 +12,9 @@ of this checkout with CMakeLists.txt), and this module wraps it in the Python AP
   returns what torch's `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)`
   runs on a given CUDA stream. Calls release the GIL and may come from many threads;
   `num_models=N` lets N of them run at once.
+* `package_members(path)`: a package's members as the runner reads its zip directory, after the
+  checks it makes before torch's reader opens the file (`{name inside the top folder (bytes):
+  (size, CRC-32)}`), or `PackageError`.
 * `extension()`: the compiled binding itself (`build`, `prebuilt`: how it is obtained); `cmake_dir()`:
   the CMake package of the runtime library it links (for C++ that must link the same one).
 """
@@ -45,6 +48,14 @@ def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tupl
 
 def _with_source(exc: DecodeError, source: str | None) -> DecodeError:
     return DecodeError(exc.errors(), source=source, truncated=exc.truncated) if source else exc
+
+
+def package_members(path: str | os.PathLike[str]) -> dict[bytes, tuple[int, int]]:
+    """The members of a package as `AOTIRunner` reads its zip directory: `{name inside the top
+    folder: (size, CRC-32)}` once every check the runner makes before torch's zip reader opens the
+    file has passed (names, duplicates ignoring case, sizes, the one directory every zip reader
+    sees; SECURITY.md), else `PackageError` naming what is wrong."""
+    return dict(extension().package_members(os.fspath(path)))
 
 
 class ProxyExecutor:
@@ -120,25 +131,32 @@ class AOTIRunner:
         if isinstance(op_libraries, (str, bytes, os.PathLike)):
             raise TypeError("op_libraries takes a list of library paths, got one path")
         libraries = [os.fspath(p) for p in op_libraries]
-        self._impl = extension().AOTIRunner(os.fspath(package_path), model_name, device, dict(custom_objects or {}),
+        self._path = os.fspath(package_path)
+        self._impl: Any = extension().AOTIRunner(self._path, model_name, device, dict(custom_objects or {}),
                                             max_extracted_bytes, max_source_bytes, require_input_records,
                                             num_models, libraries, bool(load_custom_objects))
-        self._in_spec = pytree.treespec_loads(self._impl.in_spec)
-        self._out_spec = pytree.treespec_loads(self._impl.out_spec)
+        self._in_spec = pytree.treespec_loads(self._runner.in_spec)
+        self._out_spec = pytree.treespec_loads(self._runner.out_spec)
+
+    @property
+    def _runner(self) -> Any:
+        if self._impl is None:
+            raise CallError(f"{self._path}: the runner is closed (AOTIRunner.close() was called)")
+        return self._impl
 
     @property
     def num_inputs(self) -> int:
-        return int(self._impl.num_inputs)
+        return int(self._runner.num_inputs)
 
     @property
     def num_models(self) -> int:
         """How many calls may run at once (the model instances of torch's container)."""
-        return int(self._impl.num_models)
+        return int(self._runner.num_models)
 
     @property
     def device(self) -> torch.device:
         """The device the model runs on (a CUDA device with its index)."""
-        return torch.device(self._impl.device)
+        return torch.device(self._runner.device)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Flatten the inputs as the compiled model's call spec says, run, unflatten the outputs
@@ -158,7 +176,7 @@ class AOTIRunner:
 
     def run_flat(self, inputs: Sequence[torch.Tensor], *, stream: Any = None) -> list[torch.Tensor]:
         """The flat call: input tensors in, output tensors out (no pytree); `stream` as for `run`."""
-        return self._impl.run_flat(inputs, self._stream_handle(stream))
+        return self._runner.run_flat(inputs, self._stream_handle(stream))
 
     def _stream_handle(self, stream: Any) -> int:
         if stream is None:
@@ -173,7 +191,7 @@ class AOTIRunner:
         """`run_flat` with a Python proxy executor: the compiled wrapper calls
         `call_function(index, int_args, tensor_args)` (e.g. `es.ProxyExecutor(...).call_function`) with
         the arrays it passes, output slots as None, and reads back what it stores into them."""
-        return list(self._impl.run_with_python(call_function, *inputs))
+        return list(self._runner.run_with_python(call_function, *inputs))
 
     def close(self) -> None:
         """Unload the model (and remove any files it still had)."""

@@ -33,6 +33,21 @@ def colour_enabled(stream: TextIO) -> bool:
     return bool(isatty and isatty())
 
 
+# Control characters in caret notation (ESC `^[`, CR `^M`, LF `^J`, DEL `^?`), as git shows a
+# remote's; tab kept. C1 controls (U+0080..U+009F, CSI among them) as `\u009b`.
+_MASK = {c: f"^{chr(c ^ 0x40)}" for c in [*range(0x20), 0x7F] if c != 0x09}
+_MASK.update({c: f"\\u{c:04x}" for c in range(0x80, 0xA0)})
+
+
+def shown(text: str) -> str:
+    """`text` from outside (a spec's strings, a file or member name, an error naming them) as the
+    text output prints it: every control character masked (`_MASK`), so a string cannot move the
+    cursor, set the title or write the clipboard (OSC 52) of the terminal it is printed to, nor
+    start a line of its own (a CI log reads `::error`/`::stop-commands::` at a line's start as a
+    workflow command). `--format github` escapes by GitHub's rules instead; JSON by JSON's."""
+    return text.translate(_MASK)
+
+
 class Painter:
     """Wraps text in ANSI colours, or returns it unchanged when colour is off."""
 
@@ -59,12 +74,13 @@ def _clip(text: str, width: int) -> str:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, width: int | None = None,
           shrink: int | None = None, paint: Painter | None = None) -> list[str]:
-    """Rows as left-aligned columns separated by two spaces.
+    """Rows as left-aligned columns separated by two spaces, each cell `shown`.
 
     When `width` is given and the table is wider, column `shrink` (default: the last) is clipped
     with an ellipsis so that each line fits. The header is bold when `paint` has colour on.
     """
     cols = len(headers)
+    rows = [[shown(c) for c in r] for r in rows]
     widths = [max([len(headers[i])] + [len(r[i]) for r in rows]) for i in range(cols)]
     if width is not None:
         k = cols - 1 if shrink is None else shrink

@@ -16,6 +16,7 @@ import sys
 from ... import aoti
 from . import _documents as docs
 from ._report import FileResult, Reporter, add_format_arguments, problems_of
+from ._terminal import shown
 
 NAME = "check-spec"
 HELP = "validate extern-kernel specs (.json or AOTInductor .pt2) against the registered ops"
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
                 namespaces = op_namespaces(n.node for n in spec.nodes)
                 result.fields["namespaces"] = {**result.fields.get("namespaces", {}), **namespaces}
                 if reporter.text:
-                    print(f"{source.label}: {namespaces_text(namespaces)}")
+                    print(shown(f"{source.label}: {namespaces_text(namespaces)}"))
                 executor = es.ProxyExecutor(spec)
                 version = spec.schema_version
                 origin = (f"schema {version.major}.{version.minor}" if version
@@ -79,14 +80,14 @@ def run(args: argparse.Namespace) -> int:
                               for plan in executor.plans]})
                 if not reporter.text:
                     continue
-                print(f"{source.label}: {len(executor)} nodes, {origin}: every node matches its op")
+                print(f"{shown(source.label)}: {len(executor)} nodes, {origin}: every node matches its op")
                 for plan in executor.plans:
                     layout = plan.layout
-                    print(f"  {plan.label}: ints {layout.int_inputs} in + {layout.int_outputs} returned, "
+                    print(f"  {shown(plan.label)}: ints {layout.int_inputs} in + {layout.int_outputs} returned, "
                           f"tensors {layout.tensor_inputs} in + {layout.tensor_outputs} out")
         except (es.ExternSpecError, docs.InputError) as exc:
             result.errors += problems_of(exc, label=label, file=path)
             if reporter.text:
-                print(f"externspec check-spec: {exc}", file=sys.stderr)
+                print(f"externspec check-spec: {shown(str(exc))}", file=sys.stderr)
         reporter.add(result)
     return reporter.finish()

@@ -19,7 +19,7 @@ from externspec._modelbase import Union as UnionModel
 from . import _documents as docs
 from . import _ops
 from ._report import FileResult, Reporter, add_format_arguments, problems_of
-from ._terminal import Painter, table, terminal_width
+from ._terminal import Painter, shown, table, terminal_width
 
 if TYPE_CHECKING:
     from externspec.abi.executor import ArgLayout, NodeLayout, SchemaCache
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     reporter = Reporter(args.output_format)
     paint = Painter(sys.stdout)
     width = terminal_width(sys.stdout)
-    shown = 0
+    printed = 0
     for path in args.files:
         result = FileResult(path, fields={"documents": []})
         label = path
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         except (es.DecodeError, es.VersionError, docs.InputError) as e:
             result.errors += problems_of(e, label=label, file=path)
             if reporter.text:
-                print(f"externspec inspect: {e}", file=sys.stderr)
+                print(f"externspec inspect: {shown(str(e))}", file=sys.stderr)
             reporter.add(result)
             continue
         described = [describe(label, model, slots=not args.no_slots) for label, model in documents]
@@ -73,19 +73,19 @@ def run(args: argparse.Namespace) -> int:
         reporter.add(result)
         if reporter.text:
             for doc in described:
-                if shown:
+                if printed:
                     print()
-                shown += 1
-                print(paint(doc["source"], "bold"))
+                printed += 1
+                print(paint(shown(doc["source"]), "bold"))
                 print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
                       f"{'s' if len(doc['nodes']) != 1 else ''}")
                 print()
                 print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
                 for node in doc["nodes"]:
                     if node["slots_refused"]:
-                        print(node["slots_refused"])
+                        print(shown(node["slots_refused"]))
                 if "namespaces" in doc:
-                    print(namespaces_text(doc["namespaces"]))
+                    print(shown(namespaces_text(doc["namespaces"])))
     return reporter.finish()
 
 

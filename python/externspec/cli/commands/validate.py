@@ -11,7 +11,7 @@ import externspec as es
 
 from . import _documents as docs
 from ._report import FileResult, Reporter, add_format_arguments, problems_of
-from ._terminal import Painter, Progress
+from ._terminal import Painter, Progress, shown
 
 NAME = "validate"
 HELP = ("check extern-kernel JSON, node specs, exported programs and .pt2 archives (the JSON inside) "
@@ -62,19 +62,19 @@ def check_file(path: str, args: argparse.Namespace, paint: Painter) -> tuple[Fil
                 document.update(ok=False, type=source.type.__name__ if source.type else None)
                 if isinstance(e, es.DecodeError):
                     kind = source.type.__name__ if source.type else "document"
-                    lines.append(f"{paint('INVALID', 'red')}  {source.label}  ({kind}, {e.error_count()} "
+                    lines.append(f"{paint('INVALID', 'red')}  {shown(source.label)}  ({kind}, {e.error_count()} "
                                  f"error{'s' if e.error_count() != 1 else ''})")
-                    lines += [f"  {d['path']}: {d['message']}" for d in e.errors()]
+                    lines += [f"  {shown(d['path'])}: {shown(d['message'])}" for d in e.errors()]
                 else:
-                    lines.append(f"{paint('INVALID', 'red')}  {source.label}")
-                    lines.append(f"  {_located(e)}")
+                    lines.append(f"{paint('INVALID', 'red')}  {shown(source.label)}")
+                    lines.append(f"  {shown(_located(e))}")
             else:
                 document.update(type=type(model).__name__, summary=docs.summary(model), **docs.facts(model))
-                lines.append(f"{paint('OK', 'green')}       {source.label}  ({docs.summary(model)})")
+                lines.append(f"{paint('OK', 'green')}       {shown(source.label)}  ({shown(docs.summary(model))})")
     except docs.InputError as e:
         result.errors += problems_of(e, label=path, file=path)
-        lines.append(f"{paint('INVALID', 'red')}  {path}")
-        lines.append(f"  {_located(e)}")
+        lines.append(f"{paint('INVALID', 'red')}  {shown(path)}")
+        lines.append(f"  {shown(_located(e))}")
     return result, lines
 
 

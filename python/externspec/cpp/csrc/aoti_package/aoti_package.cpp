@@ -10,9 +10,6 @@
 namespace externspec::detail {
 namespace {
 
-// torch writes a few hundred bytes of metadata; the limit keeps a hostile one's parse small.
-constexpr std::uint64_t kMetadataLimit = std::uint64_t{1} << 20;
-
 // The objects the extern calls may name: those given in `options.custom_objects`, and the
 // package's own others, unpickled with `load_custom_objects`, else refused (before anything is
 // unpickled) naming the option.
@@ -52,7 +49,7 @@ std::unique_ptr<ProxyExecutor> plan_spec(Package& package, const ModelMembers& m
 // torch writes it and its own loader reads it: anything else is refused, not skimmed. Returns the
 // device key, "" when there is none.
 std::string device_key(const std::string& metadata, const std::string& label) {
-  for (auto& [key, value] : string_object(metadata, label))
+  for (auto& [key, value] : string_object(metadata, label, "a package's metadata"))
     if (key == "AOTI_DEVICE_KEY") return value;
   return {};
 }
@@ -61,7 +58,7 @@ std::string device_key(const std::string& metadata, const std::string& label) {
 std::string read_metadata(Package& package, const ModelMembers& members, const std::string& model,
                           const c10::Device& device) {
   if (!members.metadata) return {};
-  std::string metadata = package.read(*members.metadata, kMetadataLimit);
+  std::string metadata = package.read(*members.metadata, kSmallJsonLimit);
   std::string key = device_key(metadata, package.label(*members.metadata));
   if (!key.empty() && key != c10::DeviceTypeName(device.type(), /*lower_case=*/true))
     throw UnsupportedError(model + ": the model was compiled for " + key + ", not for device " + device.str());

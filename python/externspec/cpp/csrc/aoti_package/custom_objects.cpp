@@ -1,7 +1,6 @@
 #include "aoti_package/custom_objects.h"
 
 #include <c10/util/Exception.h>
-#include <nlohmann/json.hpp>
 #include <torch/csrc/jit/serialization/pickle.h>
 
 #include <externspec/runtime.h>
@@ -13,14 +12,11 @@ std::vector<std::pair<std::string, std::string>> listed_custom_objects(Package& 
   const std::string config = "data/aotinductor/" + model_name + "/custom_objs_config.json";
   if (!package.has(config)) return {};
   const std::string label = package.label(config);
-  const auto doc = nlohmann::json::parse(package.read(config, MAX_JSON_BYTES), nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object())
-    throw PackageError(label + ": not a JSON object (torch writes one from object names to file names)");
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [name, file] : doc.items()) {
-    if (!file.is_string())
-      throw PackageError(label + ": the value of `" + name + "` is a JSON " + file.type_name() + ", not a file name");
-    const std::string f = file.get<std::string>();
+  // Read whether or not the objects are loaded (a package that lists objects is refused without
+  // the option), so with the metadata's bounded reader and limit.
+  for (const auto& [name, f] :
+       string_object(package.read(config, kSmallJsonLimit), label, "torch's list of a model's torchbind objects")) {
     if (f.empty() || f == "." || f == ".." || f.find('/') != std::string::npos || f.find('\\') != std::string::npos)
       throw PackageError(label + ": the file of `" + name + "` is `" + f + "`, not a plain file name");
     const std::string member = "data/constants/" + f;
@@ -36,6 +32,18 @@ void load_custom_objects(Package& package, const std::vector<std::pair<std::stri
   for (const auto& [name, member] : listed) {
     if (objects.count(name)) continue;  // given by the caller: used as given
     const std::string bytes = package.read(member, limit);
+    // A TorchScript archive (a zip, what torch writes) is inflated by torch's unpickler: its
+    // directory is checked as the package's, and what it records is held to the same limit.
+    if (bytes.compare(0, 4, "PK\x03\x04", 4) == 0) {
+      std::uint64_t inflated = 0;
+      for (const auto& [inner, record] : archive_members(bytes, package.label(member))) {
+        if (record.size > limit - inflated)
+          throw PackageError(package.label(member) + ": torchbind object `" + name + "`: its archive records more " +
+                             "than " + std::to_string(limit) + " bytes (at `" + inner +
+                             "`; AOTIRunnerOptions::max_custom_object_bytes)");
+        inflated += record.size;
+      }
+    }
     c10::IValue obj;
     try {
       obj = torch::jit::pickle_load_obj(bytes);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string_view>
 
@@ -45,7 +46,20 @@ const char* escape_reason(std::string_view name) {
   }
 }
 
-std::string ticked(std::string_view s) { return "`" + std::string(s) + "`"; }
+// `s` with ASCII letters in lower case, as miniz compares names (MZ_TOLOWER).
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// `s` in backticks; a NUL byte as `\0` (messages are C strings once they cross into Python).
+std::string ticked(std::string_view s) {
+  std::string out = "`";
+  for (char c : s) out += c == '\0' ? std::string("\\0") : std::string(1, c);
+  return out + "`";
+}
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -91,38 +105,102 @@ class File {
   int fd_;
 };
 
-// The central directory of the zip at `path` (of `file_size` bytes), zip64 included. Every offset
-// and count is checked against the file before it is used, so nothing here allocates more than
-// the file holds.
-std::vector<Entry> central_directory(const std::string& path, std::uint64_t file_size) {
+// Whether `s` is well-formed UTF-8 (what a reader that decodes names, Python's zipfile, accepts
+// for a name flagged UTF-8).
+bool is_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    std::uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b >> 6) != 2) return false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n;
+  }
+  return true;
+}
+
+// The central directory of the zip at `path` (of `file_size` bytes), zip64 included, read so that
+// it is the one directory every reader sees: torch's (miniz, which PyTorchStreamReader opens and
+// which looks names up ignoring ASCII case) and Python's zipfile. Where they could read two
+// different directories, or one entry two ways, the archive is refused:
+// * the end record is the last signature in the file and its comment reaches the end (miniz skips
+//   a signature in the last 21 bytes, zipfile fails on it);
+// * a zip64 locator before the end record is always followed (miniz and zipfile do, whatever the
+//   classic record says), and its record must sit right before the locator with no extensible data
+//   (zipfile reads it there, miniz where the locator points) and agree with every classic field
+//   that is not saturated;
+// * the directory ends where the end records begin (zipfile reads it back from there, miniz from
+//   its recorded offset) and its entries fill it exactly (miniz reads the recorded count, zipfile
+//   until the bytes run out);
+// * each entry's extra fields tile its extra data, with at most one zip64 field (miniz takes the
+//   first, zipfile every one, the last winning).
+// Every offset and count is checked against the file before it is used, so nothing here allocates
+// more than the file holds.
+// `read(offset, n)`: `n` bytes at `offset` of the archive, or nullopt when it ends first.
+using ReadAt = std::function<std::optional<std::string>(std::uint64_t, std::uint64_t)>;
+
+std::vector<Entry> central_directory(const std::string& path, std::uint64_t file_size, const ReadAt& read) {
   auto bad = [&](const std::string& why) { return PackageError(path + ": not a readable package: " + why); };
-  File file(path);
-  if (!file.ok()) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
   // The end-of-central-directory record: 22 bytes and a comment of up to 64 KiB, at the end.
-  constexpr std::uint64_t kEocd = 22;
+  constexpr std::uint64_t kEocd = 22, kLocator = 20, kEocd64 = 56;
   const std::uint64_t tail_size = std::min<std::uint64_t>(file_size, kEocd + 0xFFFF);
-  const auto tail = file.read(file_size - tail_size, tail_size);
+  const auto tail = read(file_size - tail_size, tail_size);
   if (!tail || tail_size < kEocd) throw bad("no zip end-of-central-directory record");
-  std::size_t at = tail->rfind(std::string_view("PK\x05\x06", 4), tail->size() - kEocd);
+  const std::string_view eocd_sig("PK\x05\x06", 4);
+  std::size_t at = tail->rfind(eocd_sig);
+  if (at != std::string::npos && at > tail->size() - kEocd)
+    throw bad("a zip end-of-central-directory signature lies in the file's last " + std::to_string(kEocd - 1) +
+              " bytes (zip readers differ on which record they take)");
   if (at == std::string::npos) throw bad("no zip end-of-central-directory record");
   const char* eocd = tail->data() + at;
   const std::uint64_t eocd_offset = file_size - tail_size + at;
+  if (at + kEocd + le(eocd + 20, 2) != tail->size())
+    throw bad("the end-of-central-directory record's comment does not reach the end of the file");
+  if (le(eocd + 4, 2) != 0 || le(eocd + 6, 2) != 0 || le(eocd + 8, 2) != le(eocd + 10, 2))
+    throw bad("the archive spans several disks");
   std::uint64_t count = le(eocd + 10, 2), dir_size = le(eocd + 12, 4), dir_offset = le(eocd + 16, 4);
-  if (count == 0xFFFF || dir_size == 0xFFFFFFFF || dir_offset == 0xFFFFFFFF) {
-    // zip64: a locator just before the record points at the zip64 record.
-    const auto locator = eocd_offset >= 20 ? file.read(eocd_offset - 20, 20) : std::nullopt;
-    if (!locator || locator->compare(0, 4, "PK\x06\x07", 4) != 0) throw bad("no zip64 end-of-central-directory locator");
+  std::uint64_t dir_end = eocd_offset;  // where the directory must end
+  const auto locator = eocd_offset >= kLocator ? read(eocd_offset - kLocator, kLocator) : std::nullopt;
+  if (locator && locator->compare(0, 4, "PK\x06\x07", 4) == 0) {
+    // zip64: miniz and zipfile both take the zip64 record whenever the locator is there.
     const std::uint64_t offset64 = le(locator->data() + 8, 8);
-    const auto eocd64 = offset64 < eocd_offset ? file.read(offset64, 56) : std::nullopt;
-    if (!eocd64 || eocd64->compare(0, 4, "PK\x06\x06", 4) != 0) throw bad("no zip64 end-of-central-directory record");
-    count = le(eocd64->data() + 32, 8);
-    dir_size = le(eocd64->data() + 40, 8);
-    dir_offset = le(eocd64->data() + 48, 8);
+    if (le(locator->data() + 4, 4) != 0 || le(locator->data() + 16, 4) != 1)
+      throw bad("the archive spans several disks");
+    if (eocd_offset < kLocator + kEocd64 || offset64 != eocd_offset - kLocator - kEocd64)
+      throw bad("the zip64 end-of-central-directory locator does not point at the record right before it "
+                "(zip readers differ on which record they take)");
+    const auto eocd64 = read(offset64, kEocd64);
+    if (!eocd64 || eocd64->compare(0, 4, "PK\x06\x06", 4) != 0)
+      throw bad("no zip64 end-of-central-directory record where its locator points");
+    const char* r = eocd64->data();
+    if (le(r + 4, 8) != kEocd64 - 12)
+      throw bad("the zip64 end-of-central-directory record has extensible data (zip readers differ on where it ends)");
+    if (le(r + 16, 4) != 0 || le(r + 20, 4) != 0 || le(r + 24, 8) != le(r + 32, 8))
+      throw bad("the archive spans several disks");
+    const std::uint64_t count64 = le(r + 32, 8), size64 = le(r + 40, 8), offset_64 = le(r + 48, 8);
+    if ((count != 0xFFFF && count != count64) || (dir_size != 0xFFFFFFFF && dir_size != size64) ||
+        (dir_offset != 0xFFFFFFFF && dir_offset != offset_64))
+      throw bad("the zip64 and the classic end-of-central-directory records disagree on the directory "
+                "(zip readers differ on which they take)");
+    count = count64;
+    dir_size = size64;
+    dir_offset = offset_64;
+    dir_end = offset64;
+  } else if (count == 0xFFFF || dir_size == 0xFFFFFFFF || dir_offset == 0xFFFFFFFF) {
+    throw bad("no zip64 end-of-central-directory locator");
   }
   constexpr std::uint64_t kHeader = 46;
-  if (dir_offset > eocd_offset || dir_size > eocd_offset - dir_offset || count > dir_size / kHeader)
-    throw bad("the central directory's offset, size or entry count lies outside the file");
-  const auto dir = file.read(dir_offset, dir_size);
+  if (dir_offset > dir_end || dir_size != dir_end - dir_offset)
+    throw bad("the central directory does not end where the end-of-central-directory records begin (zip readers "
+              "differ on where they read it)");
+  if (count > dir_size / kHeader) throw bad("the central directory's entry count does not fit its size");
+  const auto dir = read(dir_offset, dir_size);
   if (!dir) throw bad("the central directory is cut short");
   std::vector<Entry> entries;
   entries.reserve(static_cast<std::size_t>(count));
@@ -141,26 +219,86 @@ std::vector<Entry> central_directory(const std::string& path, std::uint64_t file
     e.compressed = le(h + 20, 4);
     e.size = le(h + 24, 4);
     e.name.assign(h + kHeader, name_len);
-    // The zip64 extra field holds the sizes recorded as 0xFFFFFFFF, in this order.
+    const auto entry = [&](const std::string& why) {
+      return bad("central directory entry " + std::to_string(k) + " (" + ticked(e.name) + ") " + why);
+    };
+    if (e.name.find('\0') != std::string::npos)
+      throw entry("has a NUL byte in its name (zip readers differ on where the name ends)");
+    if ((e.flags & 0x800) && !is_utf8(e.name)) throw entry("is flagged UTF-8 but its name is not UTF-8");
+    if (static_cast<unsigned char>(h[6]) > 63) throw entry("needs a zip version newer than 6.3");
+    std::uint64_t disk = le(h + 34, 2), header_offset = le(h + 42, 4);
+    // The zip64 extra field holds the fields recorded saturated, in this order; one field only.
     const char* extra = h + kHeader + name_len;
-    for (std::uint64_t x = 0; x + 4 <= extra_len;) {
+    bool zip64 = false;
+    for (std::uint64_t x = 0; x < extra_len;) {
+      if (extra_len - x < 4) throw entry("has a damaged extra field");
       const std::uint64_t id = le(extra + x, 2), len = le(extra + x + 2, 2);
-      if (len > extra_len - x - 4) break;
+      if (len > extra_len - x - 4) throw entry("has a damaged extra field");
       if (id == 1) {
+        if (zip64) throw entry("has two zip64 extra fields (zip readers differ on which they take)");
+        zip64 = true;
         std::uint64_t f = x + 4;
-        for (std::uint64_t* field : {&e.size, &e.compressed}) {
-          if (*field != 0xFFFFFFFF) continue;
-          if (f + 8 > x + 4 + len) throw bad("member " + ticked(e.name) + " has a short zip64 extra field");
+        const std::pair<std::uint64_t*, std::uint64_t> fields[] = {
+            {&e.size, 0xFFFFFFFF}, {&e.compressed, 0xFFFFFFFF}, {&header_offset, 0xFFFFFFFF}};
+        for (const auto& [field, saturated] : fields) {
+          if (*field != saturated) continue;
+          if (f + 8 > x + 4 + len) throw entry("has a short zip64 extra field");
           *field = le(extra + f, 8);
           f += 8;
         }
       }
       x += 4 + len;
     }
+    if (e.size == 0xFFFFFFFF || e.compressed == 0xFFFFFFFF || header_offset == 0xFFFFFFFF) {
+      if (!zip64) throw entry("records a saturated size or offset without a zip64 extra field");
+    }
+    if (disk != 0) throw entry("lies on another disk");
+    if (header_offset > file_size || file_size - header_offset < 30 || e.compressed > file_size - header_offset - 30)
+      throw entry("has data that lies past the end of the file");
+    if (e.size != 0 && e.compressed == 0) throw entry("records data but no compressed bytes");
     entries.push_back(std::move(e));
     pos += kHeader + name_len + extra_len + comment_len;
   }
+  if (pos != dir_size)
+    throw bad("the central directory holds more than its " + std::to_string(count) +
+              " entries (zip readers differ on how many they read)");
   return entries;
+}
+
+// The members of an archive, by name inside its top folder, once every name and size the directory
+// records has passed the checks (named by `path` in messages).
+std::map<std::string, MemberRecord> checked_members(const std::vector<Entry>& entries, const std::string& path) {
+  std::map<std::string, MemberRecord> members;
+  if (entries.empty()) throw PackageError(path + ": not a readable package: the archive is empty");
+  const std::string top = entries.front().name.substr(0, entries.front().name.find('/') + 1);
+  std::set<std::string> seen;  // names with ASCII letters folded: torch's reader looks names up ignoring case
+  for (const Entry& e : entries) {
+    // Named as torch's reader names members: inside the top folder.
+    const bool in_top = top.size() >= 2 && e.name.compare(0, top.size(), top) == 0;
+    std::string inner = in_top ? e.name.substr(top.size()) : e.name;
+    const auto refuse = [&](const std::string& why) {
+      return PackageError(path + ": member " + ticked(inner) + " " + why);
+    };
+    if (const char* why = escape_reason(inner))
+      throw refuse(std::string(why) + ": it would name a file outside the package; nothing was loaded");
+    if (!in_top) throw refuse("is not in the package's top folder " + ticked(top));
+    if (!seen.insert(ascii_lower(e.name)).second)
+      throw refuse("appears more than once, its letters' case aside (torch's zip reader looks names up ignoring "
+                   "case, and zip readers differ in which copy they take); nothing was loaded");
+    if (e.flags & 1) throw refuse("is encrypted");
+    if (e.method != 0 && e.method != 8)
+      throw refuse("is compressed with zip method " + std::to_string(e.method) + " (a package's are stored or deflated)");
+    if (e.method == 0 && e.compressed != e.size)
+      throw refuse("is stored with two different sizes (" + std::to_string(e.compressed) + " and " +
+                   std::to_string(e.size) + " bytes)");
+    const std::string folded = ascii_lower(inner);
+    if (std::find(std::begin(kOpeningRecords), std::end(kOpeningRecords), folded) != std::end(kOpeningRecords) &&
+        e.size > kOpeningRecordLimit)
+      throw refuse("records " + std::to_string(e.size) + " bytes, over the limit of " +
+                   std::to_string(kOpeningRecordLimit) + " bytes for a member torch's zip reader reads as it opens");
+    members.emplace(std::move(inner), MemberRecord{e.size, e.crc});
+  }
+  return members;
 }
 
 }  // namespace
@@ -188,34 +326,11 @@ Package::Package(const std::string& path) : path_(path) {
   file_size_ = static_cast<std::uint64_t>(st.st_size);
 
   // Everything the directory says is checked before torch's reader opens the file.
-  const std::vector<Entry> entries = central_directory(path, file_size_);
-  if (entries.empty()) throw PackageError(path + ": not a readable package: the archive is empty");
-  const std::string top = entries.front().name.substr(0, entries.front().name.find('/') + 1);
-  std::set<std::string_view> seen;
-  for (const Entry& e : entries) {
-    // Named as torch's reader names members: inside the top folder.
-    const bool in_top = top.size() >= 2 && e.name.compare(0, top.size(), top) == 0;
-    std::string inner = in_top ? e.name.substr(top.size()) : e.name;
-    const auto refuse = [&](const std::string& why) {
-      return PackageError(path + ": member " + ticked(inner) + " " + why);
-    };
-    if (const char* why = escape_reason(inner))
-      throw refuse(std::string(why) + ": it would name a file outside the package; nothing was loaded");
-    if (!in_top) throw refuse("is not in the package's top folder " + ticked(top));
-    if (!seen.insert(e.name).second)
-      throw refuse("appears more than once (zip readers differ in which copy they take); nothing was loaded");
-    if (e.flags & 1) throw refuse("is encrypted");
-    if (e.method != 0 && e.method != 8)
-      throw refuse("is compressed with zip method " + std::to_string(e.method) + " (a package's are stored or deflated)");
-    if (e.method == 0 && e.compressed != e.size)
-      throw refuse("is stored with two different sizes (" + std::to_string(e.compressed) + " and " +
-                   std::to_string(e.size) + " bytes)");
-    if (std::find(std::begin(kOpeningRecords), std::end(kOpeningRecords), inner) != std::end(kOpeningRecords) &&
-        e.size > kOpeningRecordLimit)
-      throw refuse("records " + std::to_string(e.size) + " bytes, over the limit of " +
-                   std::to_string(kOpeningRecordLimit) + " bytes for a member torch's zip reader reads as it opens");
-    members_.emplace(std::move(inner), MemberRecord{e.size, e.crc});
-  }
+  File file(path);
+  if (!file.ok()) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
+  members_ = checked_members(
+      central_directory(path, file_size_, [&](std::uint64_t offset, std::uint64_t n) { return file.read(offset, n); }),
+      path);
   try {
     reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
   } catch (const c10::Error& e) {
@@ -224,6 +339,14 @@ Package::Package(const std::string& path) : path_(path) {
 }
 
 Package::~Package() = default;
+
+std::map<std::string, MemberRecord> archive_members(std::string_view bytes, const std::string& label) {
+  const auto read = [&](std::uint64_t offset, std::uint64_t n) -> std::optional<std::string> {
+    if (offset > bytes.size() || n > bytes.size() - offset) return std::nullopt;
+    return std::string(bytes.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(n)));
+  };
+  return checked_members(central_directory(label, bytes.size(), read), label);
+}
 
 ModelMembers Package::model(const std::string& model_name) const {
   if (escape_reason(model_name) || model_name.find('/') != std::string::npos)
@@ -331,8 +454,30 @@ void Package::extract(const std::string& member, const std::string& file) {
   verify(member, written, crc);
 }
 
-std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label) {
-  const std::string what = " (a package's metadata is a JSON object of strings)";
+MemberRecord file_record(const std::string& file, const std::string& failure) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw PackageError(failure + ": " + std::strerror(errno));
+  MemberRecord record;
+  std::vector<char> buf(std::size_t{1} << 16);
+  while (true) {
+    ssize_t r = ::read(fd, buf.data(), buf.size());
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw PackageError(failure + ": " + std::strerror(err));
+    }
+    if (r == 0) break;
+    record.crc = crc32_fast(buf.data(), static_cast<std::size_t>(r), record.crc);
+    record.size += static_cast<std::uint64_t>(r);
+  }
+  ::close(fd);
+  return record;
+}
+
+std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label,
+                                                              const std::string& kind) {
+  const std::string what = " (" + kind + " is a JSON object of strings)";
   if (json.size() > MAX_JSON_BYTES)
     throw PackageError(label + ": " + std::to_string(json.size()) + " bytes, over the JSON size limit of " +
                        std::to_string(MAX_JSON_BYTES) + " bytes");

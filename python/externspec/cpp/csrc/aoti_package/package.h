@@ -57,6 +57,15 @@ struct MemberRecord {
   std::uint32_t crc = 0;
 };
 
+// The size and CRC-32 of the file at `file`, as a member's record (an op library's, to find the same
+// bytes loaded before); PackageError starting `failure` if it cannot be read.
+MemberRecord file_record(const std::string& file, const std::string& failure);
+
+// The members of a zip archive held in memory (a torchbind object's TorchScript archive, which
+// torch's unpickler opens with the same zip reader), by name inside its top folder, checked as a
+// package's directory is (Package). Throws PackageError naming `label`.
+std::map<std::string, MemberRecord> archive_members(std::string_view bytes, const std::string& label);
+
 class Package {
  public:
   // Throws PackageError: not a zip archive, no top folder, a member name that is absolute, has an
@@ -68,6 +77,8 @@ class Package {
   // Throws PackageError naming the models the package has when there is not exactly one library.
   ModelMembers model(const std::string& model_name) const;
   bool has(const std::string& member) const { return members_.count(member) > 0; }
+  // Every member, by name inside the top folder, as the checks read them (es.cpp.package_members).
+  const std::map<std::string, MemberRecord>& members() const { return members_; }
   const MemberRecord& record(const std::string& member) const;
   std::uint64_t size(const std::string& member) const { return record(member).size; }
   // The member's bytes, verified against its recorded size and CRC-32; PackageError if its
@@ -89,10 +100,16 @@ class Package {
   std::map<std::string, MemberRecord> members_;  // by name inside the top folder
 };
 
-// A JSON object whose values are all strings (a package's `*.wrapper_metadata.json`), read with
-// externspec's bounded JSON reader (the decoder's size and nesting limits, MAX_JSON_BYTES and
-// MAX_JSON_DEPTH, applied before and while parsing). Throws PackageError naming `label` and the
-// key: not JSON, not an object, a value that is not a string, a key given twice.
-std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label);
+// A JSON object whose values are all strings (a package's `*.wrapper_metadata.json`, its
+// `custom_objs_config.json`), read with externspec's bounded JSON reader (the decoder's size and
+// nesting limits, MAX_JSON_BYTES and MAX_JSON_DEPTH, applied before and while parsing). Throws
+// PackageError naming `label` and the key: not JSON, not an object, a value that is not a string, a
+// key given twice; `kind` names the member in messages ("a package's metadata").
+std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label,
+                                                              const std::string& kind);
+
+// The most a package's small JSON members (`*.wrapper_metadata.json`, `custom_objs_config.json`)
+// may record: torch writes a few hundred bytes; the limit keeps a hostile one's parse small.
+constexpr std::uint64_t kSmallJsonLimit = std::uint64_t{1} << 20;
 
 }  // namespace externspec::detail

@@ -283,6 +283,9 @@ void AOTIRunner::load(const std::string& package_path, const AOTIRunnerOptions& 
   device_ = runner_device(options.device);
   if (options.num_models == 0)
     throw std::invalid_argument("num_models is 0: a runner needs at least one model instance");
+  if (options.num_models > AOTIRunnerOptions::kMaxNumModels)
+    throw std::invalid_argument("num_models is " + std::to_string(options.num_models) + ": a runner takes at most " +
+                                std::to_string(AOTIRunnerOptions::kMaxNumModels) + " model instances");
   num_models_ = options.num_models;
   admission_ = std::make_unique<Admission>(num_models_);
   package_ = detail::load_package(package_path, options, device_);
@@ -301,7 +304,7 @@ void AOTIRunner::load(const std::string& package_path, const AOTIRunnerOptions& 
 
 void AOTIRunner::open_library() {
   const detail::ExtractedFile& library = package_->library;
-  dl_ = detail::load_model_library(library.path, library.record, name_);
+  dl_ = detail::load_library(library.path, library.record, name_ + ": cannot load the model library");
   load_symbol(dl_, name_, "AOTInductorModelContainerCreateWithDevice", api_->create);
   load_symbol(dl_, name_, "AOTInductorModelContainerDelete", api_->destroy);
   load_symbol(dl_, name_, "AOTInductorModelContainerRun", api_->run);

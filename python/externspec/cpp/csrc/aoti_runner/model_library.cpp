@@ -51,20 +51,21 @@ bool same_bytes(int a, int b, std::uint64_t size) {
 
 }  // namespace
 
-void* load_model_library(const std::string& file, const MemberRecord& record, const std::string& label) {
+void* load_library(const std::string& file, const MemberRecord& record, const std::string& failure) {
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw PackageError(label + ": cannot open the extracted library: " + std::strerror(errno));
+  if (fd < 0) throw PackageError(failure + ": " + std::strerror(errno));
   std::lock_guard<std::mutex> lock(registry_mutex());
   for (const Loaded& l : registry())
     if (l.record.size == record.size && l.record.crc == record.crc && same_bytes(l.fd, fd, record.size)) {
       ::close(fd);
       return l.handle;
     }
+  dlerror();
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     ::close(fd);
     const char* err = dlerror();
-    throw PackageError(label + ": cannot load the model library: " + (err ? err : "dlopen failed"));
+    throw PackageError(failure + ": " + (err ? err : "dlopen failed"));
   }
   registry().push_back(Loaded{record, fd, handle});
   return handle;

@@ -75,11 +75,27 @@ c10::Device to_c10(const Device& value) {
 }
 
 c10::Device parse_device(const std::string& text) {
+  // c10 parses the index into an int8 (DeviceIndex): "cuda:257" would silently be cuda:1.
+  const auto colon = text.rfind(':');
+  const std::string digits = colon == std::string::npos ? std::string() : text.substr(colon + 1);
+  if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+      (digits.size() > 3 || std::stoi(digits) > limit_device_index_max))
+    throw UnsupportedError("device '" + text + "' is not a torch device: the index must be 0.." +
+                           std::to_string(limit_device_index_max) + " (c10's DeviceIndex)");
+  c10::Device device(c10::kCPU);
   try {
-    return c10::Device(text);
+    device = c10::Device(text);
   } catch (const c10::Error& e) {
     throw UnsupportedError("device '" + text + "' is not a torch device: " + e.what_without_backtrace());
   }
+  // The CPU is one device: its tensors carry no index, so "cpu:0" is "cpu" (kept, it refused them all).
+  if (device.is_cpu() && device.has_index()) {
+    if (device.index() != 0)
+      throw UnsupportedError("device '" + text + "' is not a torch device: the CPU has no device " +
+                             std::to_string(device.index()) + " (write \"cpu\")");
+    device = c10::Device(c10::kCPU);
+  }
+  return device;
 }
 
 c10::Device runtime_device(const Device& value, const std::optional<c10::Device>& runtime) {

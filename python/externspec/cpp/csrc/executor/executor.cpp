@@ -154,6 +154,11 @@ torch::jit::Function* resolve_torchbind_method(const std::string& label, const N
   if (!cls)
     throw SpecMismatchError(label + ": no torchbind class `" + fqn + "` is registered (load the library that "
                             "defines it first: AOTIRunnerOptions::op_libraries, or torch.ops.load_library)");
+  // A dunder (`__init__`, `__setstate__`, ...) re-initialises the caller's object: never a call a
+  // model makes (op targets refuse dunders too).
+  if (method.substr(0, 2) == "__")
+    throw SpecMismatchError(label + ": torchbind method `" + method + "` of `" + fqn +
+                            "` is a dunder method: a spec may call the object's own methods only");
   torch::jit::Function* fn = cls->findMethod(method);
   if (fn == nullptr) throw SpecMismatchError(label + ": torchbind class `" + fqn + "` has no method `" + method + "`");
   return fn;

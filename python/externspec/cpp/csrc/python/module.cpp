@@ -14,6 +14,7 @@
 #include <torch/csrc/jit/api/object.h>
 #include <torch/headeronly/version.h>
 
+#include <optional>
 #include <variant>
 #include <string_view>
 #include <stdexcept>
@@ -22,6 +23,7 @@
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
+#include "aoti_package/package.h"
 #include "executor/enums.h"
 
 namespace py = pybind11;
@@ -353,6 +355,19 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         const auto& p = ex.plan(index);
         return py::make_tuple(p.num_input_tensors, p.num_tensors, p.num_input_ints, p.num_ints);
       });
+
+  // The members of a package as the runner's checks read its zip directory: {name inside the top
+  // folder (bytes): (size, CRC-32)}, or PackageError.
+  m.def("package_members", [](const std::string& path) {
+    py::dict out;
+    std::optional<externspec::detail::Package> package;
+    {
+      py::gil_scoped_release release;
+      package.emplace(path);
+    }
+    for (const auto& [name, record] : package->members()) out[py::bytes(name)] = py::make_tuple(record.size, record.crc);
+    return out;
+  }, py::arg("path"));
 
   py::class_<AOTIRunner>(m, "AOTIRunner")
       .def(py::init([](const std::string& package_path, const std::string& model_name, const std::string& device,
