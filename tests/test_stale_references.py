@@ -133,6 +133,7 @@ NOT_MODULES = {
     "externspec.h": "the generated C++ header", "externspec.pc": "the pkg-config file",
     "externspec.op_schema": "a node metadata key", "externspec.wrapped_numbers": "a node metadata key",
     "externspec.cpp._binding": "the compiled binding (a build output, not in the tree)",
+    "externspec.ttypes": "the module Apache Thrift's `thrift --gen py` writes (tests/thrift_interop/)",
 }
 MODULE_REFERENCE = re.compile(r"(?<![\w./-])(externspec(?:\.\w+)+)")
 PACKAGES = {"externspec": ROOT / "python/externspec", "externspec.codegen": ROOT / "codegen"}
