@@ -6,11 +6,14 @@
 #include <externspec/torch/aoti_runner.h>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
-#include <filesystem>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <set>
-#include <system_error>
 
 #include <externspec/torch/errors.h>
 
@@ -21,18 +24,21 @@ void load_op_libraries(const std::vector<std::string>& paths) {
   static std::set<std::string> loaded;
   std::lock_guard<std::mutex> lock(mutex);
   for (const auto& path : paths) {
-    std::error_code ec;
-    const std::filesystem::path canonical = std::filesystem::canonical(path, ec);
-    if (ec) throw PackageError("op library " + path + ": cannot load: " + ec.message());
-    if (!std::filesystem::is_regular_file(canonical, ec))
+    // realpath and stat, not std::filesystem (TempDir::remove in package.cpp says why).
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved) == nullptr)
+      throw PackageError("op library " + path + ": cannot load: " + std::strerror(errno));
+    const std::string canonical = resolved;
+    struct stat st {};
+    if (::stat(resolved, &st) != 0 || !S_ISREG(st.st_mode))
       throw PackageError("op library " + path + ": cannot load: not a regular file");
-    if (loaded.count(canonical.string())) continue;
+    if (loaded.count(canonical)) continue;
     dlerror();
-    if (dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
+    if (dlopen(resolved, RTLD_NOW | RTLD_LOCAL) == nullptr) {
       const char* why = dlerror();
       throw PackageError("op library " + path + ": cannot load: " + (why ? why : "dlopen failed"));
     }
-    loaded.insert(canonical.string());
+    loaded.insert(canonical);
   }
 }
 
