@@ -115,7 +115,7 @@ gpu-check: ## on a GPU machine, offline: build es.cpp with CUDA, run the CUDA zo
 # through run.sh as on that machine, in its dry mode (--device cpu), offline once prepared.
 GPU_SIM_VENV ?= .venv-gpusim
 GPU_SIM_TORCH ?= 2.11.0
-GPU_SIM_BASE_PYTHON ?= $(firstword $(wildcard $(shell pyenv root 2>/dev/null)/versions/$(GPU_PYTHON_VERSION).*/bin/python) $(shell command -v python$(GPU_PYTHON_VERSION)))
+GPU_SIM_BASE_PYTHON ?= $(firstword $(wildcard $(shell pyenv root 2>/dev/null)/versions/$(GPU_PYTHON_VERSION).*/bin/python $(HOME)/.pyenv/versions/$(GPU_PYTHON_VERSION).*/bin/python) $(shell command -v python$(GPU_PYTHON_VERSION)))
 GPU_SIM_ARGS ?= --jobs 1 --repeat 5
 gpu-sim: gpu-wheels ## the GPU machine on the CPU: Python 3.12 + torch 2.11.0 (CUDA build) alone, then gpu-check's dry mode
 	@[ -n "$(GPU_SIM_BASE_PYTHON)" ] || { echo "gpu-sim: no Python $(GPU_PYTHON_VERSION) (pyenv's or on PATH); set GPU_SIM_BASE_PYTHON" >&2; exit 2; }

@@ -30,7 +30,8 @@ REVIEWED = {
     "_ZSt28__throw_bad_array_new_lengthv",  # throws std::bad_array_new_length
     "_ZNSt15__exception_ptr13exception_ptr9_M_addrefEv",  # std::exception_ptr's reference count
     "_ZNSt15__exception_ptr13exception_ptr10_M_releaseEv",
-    "_ZNSt13runtime_errorC1EOS_",  # std::runtime_error's move constructor (libtorch_python.so)
+    "_ZNSt13runtime_errorC1EOS_",  # std::runtime_error's move constructors (libtorch_python.so)
+    "_ZNSt13runtime_errorC2EOS_",
 }
 
 pytestmark = pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
