@@ -12,7 +12,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-torch2.14 wheel test-torch2.14 generate check-generated check-schema lint typecheck docs test bench demo fuzz clean gpu-wheels gpu-check
+.PHONY: help setup setup-torch2.14 wheel test-torch2.14 generate check-generated check-schema lint typecheck docs test bench demo fuzz clean gpu-wheels gpu-check gpu-sim
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -110,6 +110,22 @@ gpu-wheels: $(STAMP) ## download the wheels gpu-check installs offline (pydantic
 
 gpu-check: ## on a GPU machine, offline: build es.cpp with CUDA, run the CUDA zoo through both runners (tests/gpu/)
 	bash tests/gpu/run.sh $(GPU_CHECK_ARGS)
+
+# The GPU machine reproduced on this one (docs/cuda.md, "The GPU machine on the CPU"): its Python
+# (3.12) with only torch 2.11.0's CUDA build in a venv of its own (.venv-gpusim; the machine's
+# `python3` is such a venv's), pydantic and nlohmann_json only from .gpu-wheels/, then the GPU check
+# through run.sh as on that machine, in its dry mode (--device cpu), offline once prepared.
+GPU_SIM_VENV ?= .venv-gpusim
+GPU_SIM_TORCH ?= 2.11.0
+GPU_SIM_BASE_PYTHON ?= $(firstword $(wildcard $(shell pyenv root 2>/dev/null)/versions/$(GPU_PYTHON_VERSION).*/bin/python $(HOME)/.pyenv/versions/$(GPU_PYTHON_VERSION).*/bin/python) $(shell command -v python$(GPU_PYTHON_VERSION)))
+GPU_SIM_ARGS ?= --jobs 1 --repeat 5
+gpu-sim: gpu-wheels ## the GPU machine on the CPU: Python 3.12 + torch 2.11.0 (CUDA build) alone, then gpu-check's dry mode
+	@[ -n "$(GPU_SIM_BASE_PYTHON)" ] || { echo "gpu-sim: no Python $(GPU_PYTHON_VERSION) (pyenv's or on PATH); set GPU_SIM_BASE_PYTHON" >&2; exit 2; }
+	[ -f $(GPU_SIM_VENV)/.torch-stamp ] || { rm -rf $(GPU_SIM_VENV) && $(GPU_SIM_BASE_PYTHON) -m venv $(GPU_SIM_VENV) \
+		&& $(GPU_SIM_VENV)/bin/python -m pip install -q --no-cache-dir torch==$(GPU_SIM_TORCH) \
+		&& touch $(GPU_SIM_VENV)/.torch-stamp; }
+	PYTHON=$(CURDIR)/$(GPU_SIM_VENV)/bin/python GPU_VENV=$(GPU_SIM_VENV)-check PIP_NO_INDEX=1 \
+		bash tests/gpu/run.sh --device cpu $(GPU_SIM_ARGS)
 
 clean: ## remove build caches (keeps .venv)
 	rm -rf build dist site .pytest_cache .mypy_cache .ruff_cache

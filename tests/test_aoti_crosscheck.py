@@ -22,7 +22,7 @@ import torch
 
 import externspec as es
 from externspec import aoti
-from tests.support import aoti_models
+from tests.support import aoti_models, zoo
 
 pytestmark = pytest.mark.slow
 
@@ -127,8 +127,7 @@ def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(ma
     (call,) = package.calls
     assert list(call.int_args) == [5, 3, 4]  # ...but the int ones (k, s) are in the array
     x, y = aoti_models.example_inputs()
-    with pytest.raises(RuntimeError, match="Mismatch between ints consumed and num_ints"):
-        torch._inductor.aoti_load_package(str(path))(x, y)
+    zoo.assert_torchs_runner_fails(path, (x, y), aoti_models.KwOnlyFixed()(x, y))
     co = aoti_models.co
     ex = make_executor(package.nodes)
     slots = [x, None]

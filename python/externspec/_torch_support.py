@@ -1,6 +1,6 @@
 """The torch releases externspec supports, and the rule that checks a torch against them.
 
-The range is written once, as pyproject.toml's `torch` extra (`torch>=2.13,<2.15`: 2.13 and 2.14).
+The range is written once, as pyproject.toml's `torch` extra (`torch>=2.11,<2.16`: 2.11 to 2.15).
 The CMake build reads it from there (CMakeLists.txt, with the same refusal), es.cpp's first-use
 build in a source checkout through `requirement()`, and the wheel build through `dynamic_metadata`
 below: scikit-build-core calls it (pyproject.toml's `[[tool.dynamic-metadata]]`, loaded from this

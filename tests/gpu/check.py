@@ -16,7 +16,6 @@ import statistics
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,6 +202,11 @@ def check_cpu_input_refused(es: Any, args: argparse.Namespace) -> Row:
     return Row("CPU input to a CUDA model", False, "no error")
 
 
+def failure(exc: BaseException) -> str:
+    """A failed step's reason, for its row: the exception's type and the start of its message."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+
+
 def print_table(rows: list[Row]) -> None:
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"
@@ -225,12 +229,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         rows.append(Row("a CUDA device is visible", False, "torch.cuda.is_available() is False"))
     else:
-        import externspec as es
-
         t = time.monotonic()
-        ext = es.cpp.extension()
-        built = Row("es.cpp builds", bool(ext.with_cuda) or args.device == "cpu",
-                    f"with_cuda={ext.with_cuda} in {time.monotonic() - t:.0f} s")
+        try:
+            import externspec as es
+
+            ext = es.cpp.extension()
+            built = Row("es.cpp builds", bool(ext.with_cuda) or args.device == "cpu",
+                        f"with_cuda={ext.with_cuda} in {time.monotonic() - t:.0f} s")
+        except Exception as exc:  # a step that fails is a row with its reason, like every other
+            built = Row("es.cpp builds", False, failure(exc))
         rows.append(built)
         print(f"es.cpp ready ({built.detail})", flush=True)
         if built.ok:
@@ -246,8 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 try:
                     got = step()
                 except Exception as exc:
-                    traceback.print_exc()
-                    got = [Row(what, False, f"{type(exc).__name__}: {str(exc)[:200]}")]
+                    got = [Row(what, False, failure(exc))]
                 rows += got
                 for r in got:
                     print(f"  {r.result} {r.check} ({time.monotonic() - start:.0f} s)", flush=True)

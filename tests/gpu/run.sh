@@ -15,7 +15,19 @@ fi
 if "$PYTHON" -c "import pydantic" 2>/dev/null; then
   VENV_PYTHON=$PYTHON  # it has everything already (e.g. the dry mode in .venv)
 else
-  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv --system-site-packages "$VENV"
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
+    # The new venv sees $PYTHON's site-packages (torch) through a .pth: `venv --system-site-packages`
+    # would give it the base interpreter's instead when $PYTHON is itself a venv's (the GPU machine's
+    # python3). addsitedir also runs the .pth files found there, as $PYTHON's own start-up does.
+    "$PYTHON" - "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" <<'PY'
+import site, sys
+from pathlib import Path
+dirs = [d for d in site.getsitepackages() if Path(d).is_dir()]
+Path(sys.argv[1], "gpu-check-torch.pth").write_text(
+    "".join(f"import site; site.addsitedir({d!r})\n" for d in dirs))
+PY
+  fi
   VENV_PYTHON=$VENV/bin/python
 fi
 if ! "$VENV_PYTHON" -c "import pydantic" 2>/dev/null; then

@@ -22,10 +22,10 @@ RELEASES = _torch_support.supported_releases(REQUIREMENT)
 
 
 def test_the_range_is_written_once_and_read_everywhere() -> None:
-    assert RELEASES == ["2.13", "2.14"]
+    assert RELEASES == ["2.11", "2.12", "2.13", "2.14", "2.15"]
     assert _torch_support.requirement() == REQUIREMENT
     assert REQUIREMENT in PYPROJECT["build-system"]["requires"]
-    stated = f"torch {' and '.join(RELEASES)}"
+    stated = f"torch {RELEASES[0]} to {RELEASES[-1]}"
     for doc in ("README.md", "docs/torch-compat.md"):
         assert stated in (REPO / doc).read_text(), f"{doc} states the supported releases ({stated})"
 
@@ -56,25 +56,28 @@ def cmake_refusal(version: str, tmp_path: Path) -> str | None:
 REFUSALS = {"python": python_refusal, "cmake": cmake_refusal}
 
 
-@pytest.mark.parametrize("version", ["2.12.3", "2.15.0", "3.13.0"])
+@pytest.mark.parametrize("version", ["2.10.3", "2.16.0", "3.13.0"])
 @pytest.mark.parametrize("check", list(REFUSALS))
 def test_a_torch_outside_the_range_is_refused_naming_both(check: str, version: str, tmp_path: Path) -> None:
     message = REFUSALS[check](version, tmp_path)
     assert message is not None
-    assert f"externspec supports torch 2.13 and 2.14 ({REQUIREMENT}), but torch {version} is installed" in message
+    releases = "2.11 and 2.12 and 2.13 and 2.14 and 2.15"
+    assert f"externspec supports torch {releases} ({REQUIREMENT}), but torch {version} is installed" in message
 
 
 # (a CMake package version has no local label such as +cu130)
-@pytest.mark.parametrize(("check", "version"), [*((c, v) for c in REFUSALS for v in ("2.13.0", "2.14.1")),
-                                                ("python", "2.14.1+cu130")])
+@pytest.mark.parametrize(("check", "version"), [
+    *((c, v) for c in REFUSALS for v in ("2.11.0", "2.12.1", "2.13.0", "2.14.1")),
+    ("python", "2.14.1+cu130"), ("python", "2.11.0+cu130")])
 def test_a_supported_torch_is_accepted(check: str, version: str, tmp_path: Path) -> None:
     assert REFUSALS[check](version, tmp_path) is None
 
 
 def test_es_cpp_first_use_build_refuses_before_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(torch, "__version__", "2.15.0")
-    with pytest.raises(ExternSpecError, match=r"cannot build es\.cpp: externspec supports torch 2\.13 and 2\.14 "
-                                              r"\(torch>=2\.13,<2\.15\), but torch 2\.15\.0 is installed"):
+    monkeypatch.setattr(torch, "__version__", "2.16.0")
+    with pytest.raises(ExternSpecError, match=r"cannot build es\.cpp: externspec supports torch 2\.11 and 2\.12 and "
+                                              r"2\.13 and 2\.14 and 2\.15 \(torch>=2\.11,<2\.16\), but torch "
+                                              r"2\.16\.0 is installed"):
         cpp.build(["-DEXTERNSPEC_NEVER_BUILT"])
 
 

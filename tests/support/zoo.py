@@ -134,3 +134,23 @@ def lite_package(name: str) -> Path:
                 ep, package_path=str(path), inductor_configs=dict(torch._inductor.lite_mode_options))
 
     return _cached(f"lite_{name}.pt2", build, key_files=(Path(__file__),))
+
+
+# What torch's own runner does on a lite-mode package whose addmm omits the kwarg-only beta/alpha
+# (docs/torch-compat.md): 2.13 and 2.14 raise this; 2.11 and 2.12 give no eager result either (the
+# MLP's output comes back None, the transformer layer's run raises).
+TORCH_RUNNER_LITE_ERROR = {(2, 13): "Mismatch between ints consumed and num_ints",
+                           (2, 14): "Mismatch between ints consumed and num_ints"}
+
+
+def assert_torchs_runner_fails(path: Path, inputs: tuple[torch.Tensor, ...], want: torch.Tensor) -> None:
+    """torch's runner does not give eager's result on the lite-mode package at `path`, in the way
+    of the running torch release."""
+    release = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    try:
+        theirs = torch._inductor.aoti_load_package(str(path))(*inputs)
+    except RuntimeError as exc:
+        assert TORCH_RUNNER_LITE_ERROR.get(release, "") in str(exc)
+    else:
+        assert release not in TORCH_RUNNER_LITE_ERROR
+        assert not (isinstance(theirs, torch.Tensor) and torch.allclose(theirs, want, rtol=1e-4, atol=1e-5))

@@ -7,10 +7,14 @@
 // TORCH_LIBRARY initializer would throw and abort the process).
 #include <externspec/torch/aoti_runner.h>
 
-#include <filesystem>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <set>
-#include <system_error>
 
 #include <externspec/torch/errors.h>
 
@@ -24,15 +28,18 @@ void load_op_libraries(const std::vector<std::string>& paths) {
   static std::set<std::string> loaded;
   std::lock_guard<std::mutex> lock(mutex);
   for (const auto& path : paths) {
-    std::error_code ec;
-    const std::filesystem::path canonical = std::filesystem::canonical(path, ec);
-    if (ec) throw PackageError("op library " + path + ": cannot load: " + ec.message());
-    if (!std::filesystem::is_regular_file(canonical, ec))
+    // realpath and stat, not std::filesystem (TempDir::remove in package.cpp says why).
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved) == nullptr)
+      throw PackageError("op library " + path + ": cannot load: " + std::strerror(errno));
+    const std::string canonical = resolved;
+    struct stat st {};
+    if (::stat(resolved, &st) != 0 || !S_ISREG(st.st_mode))
       throw PackageError("op library " + path + ": cannot load: not a regular file");
-    if (loaded.count(canonical.string())) continue;
+    if (loaded.count(canonical)) continue;
     const std::string failure = "op library " + path + ": cannot load";
-    detail::load_library(canonical.string(), detail::file_record(canonical.string(), failure), failure);
-    loaded.insert(canonical.string());
+    detail::load_library(canonical, detail::file_record(canonical, failure), failure);
+    loaded.insert(canonical);
   }
 }
 

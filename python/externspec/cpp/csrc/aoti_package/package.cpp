@@ -5,14 +5,15 @@
 #include <c10/util/Exception.h>
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <set>
 #include <string_view>
@@ -313,8 +314,14 @@ TempDir::TempDir() {
 
 void TempDir::remove() noexcept {
   if (path_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
+  // POSIX, not std::filesystem: the runtime calls no C++ standard-library function that torch's
+  // libraries also export (tests/test_cpp_symbols.py). They carry copies of std::filesystem, and a
+  // process that loaded torch first binds such a call to torch's copy; torch 2.11's libtorch.so has
+  // a remove_all whose recursive_directory_iterator is an unresolved weak symbol, address 0.
+  ::nftw(path_.c_str(), [](const char* file, const struct stat*, int, struct FTW*) {
+    ::remove(file);  // what cannot be removed stays; the walk goes on
+    return 0;
+  }, 16, FTW_DEPTH | FTW_PHYS);
   path_.clear();
 }
 

@@ -629,6 +629,12 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
     if (!why.empty()) throw ModelError(name_ + ": the model failed: " + why);
     throw ModelError(name_ + ": the model failed (its message is on stderr)");
   }
+  // torch 2.11's and 2.12's wrappers ignore the proxy executor's status (docs/torch-compat.md): an
+  // extern call that failed left its outputs unwritten and the model ran on. Its error is raised.
+  if (auto error = ProxyExecutor::take_last_error()) {
+    take_outputs(out);
+    std::rethrow_exception(error);
+  }
   return take_outputs(out);
 }
 

@@ -812,7 +812,8 @@ void ProxyExecutor::call_function(int extern_node_index, int num_ints, int64_t* 
   try {
     run(extern_node_index, num_ints, flatten_int_args, num_tensors, flatten_tensor_args);
   } catch (...) {
-    last_error = std::current_exception();
+    // The first failure of a run: a model that ignores the status (torch 2.11, 2.12) calls on.
+    if (!last_error) last_error = std::current_exception();
     throw;
   }
 }

@@ -210,7 +210,8 @@ class PythonExecutor : public torch::aot_inductor::ProxyExecutor {
         if (!slot->is_same(t)) *slot = std::move(t);
       }
     } catch (py::error_already_set& e) {
-      error_ = std::make_unique<py::error_already_set>(std::move(e));
+      // The first failure: a model that ignores the status (torch 2.11, 2.12) makes more calls after it.
+      if (!error_) error_ = std::make_unique<py::error_already_set>(std::move(e));
       throw std::runtime_error("the Python executor raised");
     }
   }
@@ -233,6 +234,8 @@ py::list run_with_python(AOTIRunner& r, py::object call, py::args args) {
     if (executor.error_) throw std::move(*executor.error_);
     throw;
   }
+  // A model whose wrapper ignores the executor's status (torch 2.11, 2.12) runs on after a failed call.
+  if (executor.error_) throw std::move(*executor.error_);
   return wrap(std::move(out));
 }
 
