@@ -1,6 +1,6 @@
 """`inspect`'s call-ABI slot counts (docs/call-abi.md) on aten ops, per schema type and member.
 
-inspect reads them from the executors' own layout (`abi.executor.node_layout`); tests/test_node_layout.py
+inspect reads them from the executors' own layout (`abi.layout.node_layout`); tests/test_node_layout.py
 checks that both executors consume what it prints."""
 
 from __future__ import annotations

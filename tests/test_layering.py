@@ -131,9 +131,12 @@ def test_runtime_never_imports_codegen() -> None:
     assert {m: found for m, found in offenders.items() if found} == {}
 
 
-def test_executor_never_imports_the_exporter() -> None:
+def test_executor_and_exporter_never_import_each_other() -> None:
+    """Both write Arguments with the argument writer and lay nodes out with abi.layout; neither is
+    the other's part (issue 37: the exporter imported the executor for its layout)."""
     edges, _ = import_graph()
     assert "externspec.abi.exporter" not in edges["externspec.abi.executor"]
+    assert "externspec.abi.executor" not in edges["externspec.abi.exporter"]
 
 
 def test_emitters_import_only_the_ir_and_the_prepass() -> None:
@@ -158,7 +161,7 @@ def test_the_room_check_sees_each_room() -> None:
     assert [room_of(m) for m in ("externspec.wire.version", "externspec.thrift", "externspec.abi.executor",
                                  "externspec.cpp.binding", "externspec.cli.commands.inspect",
                                  "externspec.errors", "externspec.cpp_include")] == [0, 1, 2, 3, 4, None, None]
-    assert "externspec.wire.decision" in edges["externspec.thrift"] and "externspec.abi.executor" in edges[
+    assert "externspec.wire.decision" in edges["externspec.thrift"] and "externspec.abi.layout" in edges[
         "externspec.cli.commands.inspect"]  # the rooms above do use the ones below
     assert "externspec.abi.op_policy" in edges["externspec.cpp"]
 

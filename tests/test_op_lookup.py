@@ -10,7 +10,8 @@ import pytest
 
 import externspec as es
 from externspec.abi import OpName, split_target
-from externspec.abi.executor import node_layout, op_namespaces
+from externspec.abi.layout import node_layout
+from externspec.abi.ops import op_namespaces
 from tests.support.executors import Executor, slot_counts
 
 RELU = OpName("aten", "relu", "default")

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from externspec.abi.executor import NodeLayout
+    from externspec.abi.layout import NodeLayout
 
 HANG_SECONDS = 30.0
 HOSTILE_INTS = (0, -1, -3, 4096, 2**20, 2**31, 2**62)

@@ -4,7 +4,7 @@ accepts, which of them take slots in the flat int/tensor arrays, and what a retu
 The tables themselves are IDL constants (`ABI_*` in schema/externspec.thrift), generated into the
 Python models and into the C++ header, so the exporter, both executors and `inspect` judge a node by
 the same data; this module only decomposes torch types and answers questions against the tables.
-It never imports torch: the executors' planner (executor.py) asks it about types torch handed it.
+It never imports torch: the executors' node layout (layout.py) asks it about types torch handed it.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ argument as the Argument member its schema type takes (table in `externspec.abi`
 arrays exactly as AOTInductor's generated wrapper does: tensors = dynamic tensor inputs in schema
 order, then one slot per output tensor; ints = dynamic int inputs in schema order, then the op's int
 return values. Where each value goes is not decided here: the node written, its arrays are filled
-from its layout (`abi.executor.schema_layout`, the one both executors and `inspect` use), so the
+from its layout (`abi.layout.schema_layout`, the one both executors and `inspect` use), so the
 arrays a `CallSite` holds are the ones the executors read.
 
 Where torch 2.13 goes wrong, this module does not:
@@ -48,7 +48,8 @@ from .._generated.models import (
 from ..errors import CallError, UnsupportedError
 from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, arg_type, same_argument, torch_types
 from .arg_writer import ArgWriter, Slots, is_int
-from .executor import ArgLayout, NodeLayout, SchemaFacts, schema_facts, schema_layout
+from .layout import ArgLayout, NodeLayout, schema_layout
+from .ops import SchemaFacts, schema_facts
 
 _T = TypeVar("_T")
 

@@ -2,5 +2,5 @@
 
 Shared helpers: `_documents` (reading and recognising files), `_terminal` (tables, colour,
 progress), `_ops` (`--load`: registering custom ops). Slot counts come from the executors' own
-planner (`externspec.abi.executor.node_layout`).
+planner (`externspec.abi.layout.node_layout`).
 """

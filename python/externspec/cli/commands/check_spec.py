@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"externspec check-spec: {message}", file=sys.stderr)
         return 1 if reporter.text else reporter.fail_all(args.files, "setup", message)
     import externspec as es
-    from externspec.abi.executor import op_namespaces
+    from externspec.abi.ops import op_namespaces
 
     from . import _ops
     from .inspect import namespaces_text

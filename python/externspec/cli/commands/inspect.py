@@ -22,7 +22,8 @@ from ._report import FileResult, Reporter, add_format_arguments, problems_of
 from ._terminal import Painter, shown, table, terminal_width
 
 if TYPE_CHECKING:
-    from externspec.abi.executor import ArgLayout, NodeLayout, SchemaCache
+    from externspec.abi.layout import ArgLayout, NodeLayout
+    from externspec.abi.ops import SchemaCache
 
 NAME = "inspect"
 HELP = "show the nodes of a document (index, target, arguments, slot counts) and its schema version"
@@ -105,7 +106,7 @@ def _nodes(model: BaseModel) -> list[tuple[str | None, es.Node]] | None:
 def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, Any]:
     """The machine-readable form of one document (an entry of `--format json`'s `documents`):
     argument values as their wire JSON (`value`) and as the table shows them (`text`), slots as
-    `{"kind", "count"}` from the executors' own layout (`abi.executor.node_layout`; None where the
+    `{"kind", "count"}` from the executors' own layout (`abi.layout.node_layout`; None where the
     executors refuse the node, `slots_refused` saying why)."""
     # Only an extern-kernel file without schema_version is torch-written: its wrapper passes
     # omitted kwarg-only defaults in the arrays (docs/torch-compat.md).
@@ -130,14 +131,14 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
         "nodes": nodes,
     }
     if slots:  # torch is imported: say which op namespaces this process lacks
-        from externspec.abi.executor import op_namespaces
+        from externspec.abi.ops import op_namespaces
 
         out["namespaces"] = op_namespaces(node for _, node in _nodes(model) or [])
     return out
 
 
 def _schema_cache() -> SchemaCache:
-    from externspec.abi.executor import SchemaCache  # imports torch
+    from externspec.abi.ops import SchemaCache  # imports torch
 
     return SchemaCache()
 
@@ -145,7 +146,7 @@ def _schema_cache() -> SchemaCache:
 def _layout(index: int, name: str | None, node: es.Node, torch_written: bool,
             cache: SchemaCache) -> tuple[NodeLayout | None, str | None]:
     """(the node's layout, None), or (None, why the executors refuse it)."""
-    from externspec.abi.executor import node_layout
+    from externspec.abi.layout import node_layout
 
     try:
         return node_layout(node, torch_written=torch_written, index=index, name=name, cache=cache), None
