@@ -1,6 +1,6 @@
 """One grammar of node targets, checked over the Python parser (`abi.split_target`, used by the
 Python executor, `inspect` and `op_namespaces`) and the C++ executor's own (`split_target` in
-cpp/csrc/executor/executor.cpp) with the same targets: the good ones name aten::relu, the bad ones load nothing."""
+cpp/csrc/executor/ops.cpp) with the same targets: the good ones name aten::relu, the bad ones load nothing."""
 
 from __future__ import annotations
 

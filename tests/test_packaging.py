@@ -30,7 +30,7 @@ def test_sdist_holds_every_tracked_file(tmp_path: Path, monkeypatch: pytest.Monk
         members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if m.isfile()}
     assert _tracked_files() - members == set()
     assert {"LICENSE", "CMakeLists.txt", "schema/externspec.thrift",
-            "python/externspec/cpp/csrc/executor/executor.cpp"} <= members
+            "python/externspec/cpp/csrc/executor/proxy_executor.cpp"} <= members
 
 
 def test_license_is_an_spdx_expression_with_its_file() -> None:

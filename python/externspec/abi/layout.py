@@ -1,4 +1,5 @@
-"""Node layout: where each argument of a node sits in the call's two flat arrays (docs/call-abi.md).
+"""Node layout: where each argument of a node sits in the call's two flat arrays (docs/call-abi.md);
+the C++ twin is cpp/csrc/executor/layout.cpp.
 
 `node_layout` checks a node against the *runtime* op schema by argument name (an unknown argument,
 a missing argument without a default, an Argument member the runtime type does not accept, or

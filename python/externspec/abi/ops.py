@@ -1,4 +1,5 @@
-"""Op lookup: a node's target -> the dispatcher op and what its schema says.
+"""Op lookup: a node's target -> the dispatcher op and what its schema says (the C++ twin is
+cpp/csrc/executor/ops.cpp).
 
 Only registry lookups: a target is taken apart by `abi.split_target`'s grammar and looked up in the
 dispatcher's registry; nothing is imported, evaluated or called. `SchemaCache` keeps each op's

@@ -137,7 +137,7 @@ def runtime_device(value: Device, runtime: torch.device | None) -> torch.device:
     """The device an `as_device` argument passes: `runtime` when given, in place of the serialized
     device (torch's proxy executor since pytorch#184741: a package compiled on cuda:0 and run on
     cuda:1 creates its tensors on cuda:1), else the serialized device, which is checked either way
-    (the C++ executor's `runtime_device`, cpp/csrc/executor/enums.cpp)."""
+    (the C++ executor's `runtime_device`, cpp/csrc/executor/torch_types.cpp)."""
     serialized = torch_device(value)
     return serialized if runtime is None else runtime
 

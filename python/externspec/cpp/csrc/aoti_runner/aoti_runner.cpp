@@ -29,7 +29,7 @@
 
 #include <externspec/torch/errors.h>
 
-#include "executor/enums.h"
+#include "executor/torch_types.h"
 // The message of the last C-shim call that failed on this thread (torch >= 2.6 exports it).
 #if __has_include(<torch/csrc/shim_exception_state.h>)
 #include <torch/csrc/shim_exception_state.h>

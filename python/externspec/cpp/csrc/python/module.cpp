@@ -24,7 +24,7 @@
 #include <externspec/torch/proxy_executor.h>
 
 #include "aoti_package/package.h"
-#include "executor/enums.h"
+#include "executor/torch_types.h"
 
 namespace py = pybind11;
 using externspec::AOTIRunner;

@@ -1,6 +1,8 @@
 // externspec's C++ proxy executor: runs extern-kernel nodes from AOTInductor's two flat arrays
-// through the c10 dispatcher's boxed API. The C++ twin of python/externspec/abi/executor.py: same
-// load-time rules, same call-time checks, same error kinds.
+// through the c10 dispatcher's boxed API. The C++ twin of the Python executor, a file per question
+// (cpp/csrc/executor/ ops.cpp, op_policy.cpp, layout.cpp, proxy_executor.cpp beside
+// python/externspec/abi/ ops.py, op_policy.py, layout.py, executor.py): same load-time rules, same
+// call-time checks, same error kinds.
 //
 // Load (once): decode the spec with the generated header (version policy included), resolve every
 // target to an OperatorHandle (registry lookup only: nothing is loaded from the spec), validate

@@ -1,4 +1,4 @@
-#include "executor/enums.h"
+#include "executor/torch_types.h"
 
 #include <c10/util/Exception.h>
 

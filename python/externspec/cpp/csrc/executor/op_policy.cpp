@@ -1,0 +1,127 @@
+#include "executor/op_policy.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include <externspec/torch/errors.h>
+
+#include "executor/ops.h"
+
+namespace externspec {
+namespace {
+
+// The op policy (include/externspec/torch/op_policy.def, which externspec/abi/op_policy.py reads too).
+struct Denied {
+  std::string_view pattern, reason;
+};
+struct Guard {
+  std::string_view op, arg, value, arg2, value2, reason;
+};
+#define ES_REVIEWED(pattern, reason)
+#define ES_LIMIT(name, value) constexpr std::size_t limit_##name = value;
+#define ES_DENY(pattern, reason)
+#define ES_GUARD(op, arg, value, arg2, value2, reason)
+#include <externspec/torch/op_policy.def>
+#undef ES_LIMIT
+#define ES_LIMIT(name, value)
+#undef ES_DENY
+#define ES_DENY(pattern, reason) Denied{pattern, reason},
+constexpr Denied kDenied[] = {
+#include <externspec/torch/op_policy.def>
+};
+#undef ES_DENY
+#define ES_DENY(pattern, reason)
+#undef ES_GUARD
+#define ES_GUARD(op, arg, value, arg2, value2, reason) Guard{op, arg, value, arg2, value2, reason},
+constexpr Guard kGuards[] = {
+#include <externspec/torch/op_policy.def>
+};
+#undef ES_GUARD
+#undef ES_DENY
+#undef ES_LIMIT
+#undef ES_REVIEWED
+
+// Does a deny/allow pattern (`ns::*`, `ns::name`, `ns::name.overload`) cover `ns::name.overload`?
+bool matches(std::string_view pattern, std::string_view qualified) {
+  auto sep = qualified.find("::");
+  auto dot = qualified.find('.', sep);
+  if (pattern.size() == sep + 3 && pattern.substr(0, sep + 2) == qualified.substr(0, sep + 2) &&
+      pattern.substr(sep + 2) == "*")
+    return true;
+  if (pattern.find('.') != std::string_view::npos) return pattern == qualified;
+  return pattern == qualified.substr(0, dot);
+}
+
+
+// An omitted argument counts as its default. `value` is None, False or True.
+bool static_is(const c10::Argument& p, const Argument* arg, std::string_view value) {
+  if (arg == nullptr) {
+    const auto& d = p.default_value();
+    if (!d) return false;
+    if (value == "None") return d->isNone();
+    return d->isBool() && d->toBool() == (value == "True");
+  }
+  if (value == "None") return arg->is_as_none();
+  return arg->is_as_bool() && arg->as_bool() == (value == "True");
+}
+
+}  // namespace
+
+bool is_allow_pattern(std::string_view s) {
+  auto sep = s.find("::");
+  if (sep == std::string_view::npos || !is_identifier(s.substr(0, sep))) return false;
+  auto rest = s.substr(sep + 2);
+  if (rest == "*") return true;
+  auto dot = rest.find('.');
+  if (dot == std::string_view::npos) return is_identifier(rest);
+  return is_identifier(rest.substr(0, dot)) && is_identifier(rest.substr(dot + 1));
+}
+
+void check_policy(const std::string& label, const std::string& qualified, const std::vector<std::string>& allow_ops) {
+  for (const auto& d : kDenied) {
+    if (!matches(d.pattern, qualified)) continue;
+    bool allowed = false;
+    for (const auto& a : allow_ops) allowed = allowed || matches(a, qualified);
+    if (!allowed)
+      throw SpecMismatchError(label + ": op `" + qualified + "` is denied by the executor's op policy: it " +
+                              std::string(d.reason) + " (pass allow_ops=[\"" + qualified.substr(0, qualified.find('.')) +
+                              "\"] to allow it)");
+  }
+}
+
+// Bound `externspec.op_schema` before torch's recursive schema parser sees it.
+void check_op_schema_text(const std::string& label, std::string_view key, const std::string& text) {
+  if (text.size() > limit_op_schema_max_bytes)
+    throw SpecMismatchError(label + ": metadata `" + std::string(key) + "` is " + std::to_string(text.size()) +
+                            " bytes long (the limit is " + std::to_string(limit_op_schema_max_bytes) +
+                            "); it is not an op schema");
+  std::size_t depth = 0, deepest = 0;
+  for (char c : text) {
+    if (c == '(' || c == '[') deepest = std::max(deepest, ++depth);
+    else if ((c == ')' || c == ']') && depth > 0) --depth;
+  }
+  if (deepest > limit_op_schema_max_depth)
+    throw SpecMismatchError(label + ": metadata `" + std::string(key) + "` nests " + std::to_string(deepest) +
+                            " levels deep (the limit is " + std::to_string(limit_op_schema_max_depth) +
+                            "); it is not an op schema");
+}
+
+// Refuse static arguments the op policy knows crash the kernel.
+void check_guards(const std::string& label, const std::string& qualified, const std::vector<c10::Argument>& params,
+                  const std::vector<const Argument*>& given) {
+  auto holds = [&](std::string_view name, std::string_view value) {
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (params[i].name() == name) return static_is(params[i], given[i], value);
+    return false;
+  };
+  for (const auto& g : kGuards) {
+    if (!matches(g.op, qualified)) continue;
+    if (!holds(g.arg, g.value) || (!g.arg2.empty() && !holds(g.arg2, g.value2))) continue;
+    std::string said = "`" + std::string(g.arg) + "` is " + std::string(g.value);
+    if (!g.arg2.empty()) said += " and `" + std::string(g.arg2) + "` is " + std::string(g.value2);
+    throw SpecMismatchError(label + ": refused by the executor's op policy: " + said + " (the kernel " +
+                            std::string(g.reason) + ")");
+  }
+}
+
+}  // namespace externspec

@@ -1,0 +1,30 @@
+// The op policy (include/externspec/torch/op_policy.def, which python/externspec/abi/op_policy.py
+// reads too): which ops a spec may call, guards against static arguments that crash a kernel, and
+// the bound on node metadata that names an op schema.
+#pragma once
+
+#include <ATen/core/function_schema.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <externspec/externspec.h>
+
+namespace externspec {
+
+// Is `s` an allow_ops entry (`ns::*`, `ns::name`, `ns::name.overload`)?
+bool is_allow_pattern(std::string_view s);
+
+// SpecMismatchError unless op `qualified` (`ns::name.overload`) is allowed.
+void check_policy(const std::string& label, const std::string& qualified, const std::vector<std::string>& allow_ops);
+
+// Bound `externspec.op_schema` before torch's recursive schema parser sees it.
+void check_op_schema_text(const std::string& label, std::string_view key, const std::string& text);
+
+// Refuse static arguments the op policy knows crash the kernel (`given[i]`: argument i, null if
+// omitted).
+void check_guards(const std::string& label, const std::string& qualified, const std::vector<c10::Argument>& params,
+                  const std::vector<const Argument*>& given);
+
+}  // namespace externspec

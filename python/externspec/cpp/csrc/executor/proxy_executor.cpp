@@ -1,0 +1,276 @@
+// The proxy executor's load and call (include/externspec/torch/proxy_executor.h): the spec decoded,
+// each node planned (layout.cpp), and each call's stack built from the plan and the flat arrays.
+#include <externspec/torch/proxy_executor.h>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <c10/util/Exception.h>
+
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+
+#include <externspec/torch/errors.h>
+
+#include "executor/layout.h"
+#include "executor/op_policy.h"
+
+namespace externspec {
+namespace {
+
+thread_local std::exception_ptr last_error;
+
+// ---- call time ----
+
+// The messages are built out of line: the checks stay small enough to inline into the call path.
+[[noreturn]] __attribute__((noinline, cold)) void bad_input_tensor(const NodePlan& plan, const Fill& f,
+                                                                   const at::Tensor* t, std::uint32_t k) {
+  throw CallError(plan.label + ": tensor slot " + std::to_string(k) + " (argument `" + std::string(f.arg_name) +
+                  "`) is " + (t == nullptr ? "a null handle" : "an undefined tensor"));
+}
+
+[[noreturn]] __attribute__((noinline, cold)) void null_output_slot(const NodePlan& plan, std::uint32_t k,
+                                                                   std::size_t ret) {
+  throw CallError(plan.label + ": output tensor slot " + std::to_string(k) + " (return " + std::to_string(ret) +
+                  ") is a null handle");
+}
+
+const at::Tensor& input_tensor(const NodePlan& plan, const Fill& f, AtenTensorHandle* tensors, std::uint32_t k) {
+  const auto* t = reinterpret_cast<const at::Tensor*>(tensors[k]);
+  if (C10_UNLIKELY(t == nullptr || !t->defined())) bad_input_tensor(plan, f, t, k);
+  return *t;
+}
+
+at::Tensor& output_slot(const NodePlan& plan, AtenTensorHandle* tensors, std::uint32_t k, std::size_t ret) {
+  auto* t = reinterpret_cast<at::Tensor*>(tensors[k]);
+  if (C10_UNLIKELY(t == nullptr)) null_output_slot(plan, k, ret);
+  return *t;
+}
+
+// Python's `type(r).__name__` for the kinds a return can wrongly be.
+std::string kind_of(const c10::IValue& v) {
+  if (v.isNone() || (v.isTensor() && !v.toTensor().defined())) return "NoneType";
+  if (v.isTensor()) return "Tensor";
+  if (v.isList()) return "list";
+  if (v.isInt()) return "int";
+  if (v.isDouble()) return "float";
+  if (v.isBool()) return "bool";
+  return v.tagKind();
+}
+
+void store_outputs(const NodePlan& plan, std::vector<c10::IValue>& stack, const int64_t* ints,
+                   AtenTensorHandle* tensors) {
+  if (stack.size() != plan.num_returns)
+    throw CallError(plan.label + ": the op left " + std::to_string(stack.size()) + " values on the stack, its schema "
+                    "returns " + std::to_string(plan.num_returns));
+  for (std::size_t i = 0; i < plan.outputs.size(); ++i) {
+    const Output& o = plan.outputs[i];
+    c10::IValue& r = stack[i];
+    switch (o.kind) {
+      case OutKind::Tensor:
+        // An undefined tensor is None to Python (and so to the Python executor).
+        if (!r.isTensor() || !r.toTensor().defined())
+          throw CallError(plan.label + ": return " + std::to_string(i) + " should be a Tensor, the op returned " +
+                          kind_of(r));
+        output_slot(plan, tensors, o.slot, i) = std::move(r).toTensor();
+        break;
+      case OutKind::Tensors: {
+        if (!r.isTensorList())
+          throw CallError(plan.label + ": return " + std::to_string(i) + " should be a list of Tensors, the op returned " +
+                          kind_of(r));
+        auto list = std::move(r).toTensorList();
+        if (list.size() != o.extra)
+          throw CallError(plan.label + ": return " + std::to_string(i) + " is a list of " + std::to_string(list.size()) +
+                          " tensors, but the spec has " + std::to_string(o.extra) + " output slots");
+        for (std::uint32_t k = 0; k < o.extra; ++k) output_slot(plan, tensors, o.slot + k, i) = list.get(k);
+        break;
+      }
+      case OutKind::OptTensor: {
+        bool none = r.isNone() || (r.isTensor() && !r.toTensor().defined());
+        if (none != (o.extra == 0))
+          throw CallError(plan.label + ": return " + std::to_string(i) + " was " + (o.extra == 0 ? "None" : "a Tensor") +
+                          " at export, the op returned " + (none ? "None" : "a Tensor"));
+        if (o.extra) output_slot(plan, tensors, o.slot, i) = std::move(r).toTensor();
+        break;
+      }
+      case OutKind::Int: {
+        std::optional<std::int64_t> value;
+        if (r.isInt()) value = r.toInt();
+        else if (r.isSymInt()) value = r.toSymInt().maybe_as_int();
+        if (!value || *value != ints[o.slot])
+          throw CallError(plan.label + ": int return " + std::to_string(i) + " is " +
+                          (value ? std::to_string(*value) : kind_of(r)) + ", but the caller expects " +
+                          std::to_string(ints[o.slot]) + " (int_args[" + std::to_string(o.slot) +
+                          "]); the compiled code specialized on that value");
+        break;
+      }
+      case OutKind::None: break;
+    }
+  }
+}
+
+// A Python number passed for `Tensor` travels as a 0-dim tensor; the dispatcher's Python binding
+// would wrap the number again (double/long/complex-double/bool, wrapped_number set), which is what
+// keeps its weak type-promotion semantics. Do the same.
+at::Tensor rewrap_number(const at::Tensor& t) {
+  c10::Scalar s = t.item();
+  c10::ScalarType type = s.isFloatingPoint() ? c10::kDouble
+                         : s.isComplex()     ? c10::kComplexDouble
+                         : s.isBoolean()     ? c10::kBool
+                                             : c10::kLong;
+  at::Tensor w = at::scalar_tensor(s, at::TensorOptions().dtype(type).device(c10::kCPU));
+  w.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return w;
+}
+
+// Pushes the value a dynamic argument takes from the arrays onto `stack`.
+void push_fill(std::vector<c10::IValue>& stack, const NodePlan& plan, const Fill& f, const int64_t* ints,
+               AtenTensorHandle* tensors) {
+  switch (f.kind) {
+    case FillKind::Tensor: stack.emplace_back(input_tensor(plan, f, tensors, f.start)); return;
+    case FillKind::Int: stack.emplace_back(ints[f.start]); return;
+    case FillKind::Wrapped: stack.emplace_back(rewrap_number(input_tensor(plan, f, tensors, f.start))); return;
+    case FillKind::Tensors: {
+      c10::List<at::Tensor> list;
+      list.reserve(f.count);
+      for (std::uint32_t k = 0; k < f.count; ++k) list.push_back(input_tensor(plan, f, tensors, f.start + k));
+      stack.emplace_back(std::move(list));
+      return;
+    }
+    case FillKind::OptTensors: {
+      c10::List<std::optional<at::Tensor>> list;
+      list.reserve(f.pattern.size());
+      std::uint32_t k = f.start;
+      for (bool present : f.pattern) {
+        if (present) list.push_back(input_tensor(plan, f, tensors, k++));
+        else list.push_back(std::nullopt);
+      }
+      stack.emplace_back(std::move(list));
+      return;
+    }
+    case FillKind::Ints: stack.emplace_back(c10::List<int64_t>(c10::ArrayRef<int64_t>(ints + f.start, f.count))); return;
+    case FillKind::ScalarInts: {
+      c10::impl::GenericList list(c10::NumberType::get());
+      list.reserve(f.count);
+      for (std::uint32_t k = 0; k < f.count; ++k) list.push_back(c10::IValue(ints[f.start + k]));
+      stack.emplace_back(std::move(list));
+      return;
+    }
+  }
+  throw std::logic_error("externspec: no fill for kind " + std::to_string(static_cast<int>(f.kind)));
+}
+
+// The boxed stack of a call. Each thread keeps one vector for its calls so that a call does not
+// allocate; only its capacity outlives the call: the values are cleared on the way out (returned or
+// thrown), so no tensor is held past its call. A call made while the thread's vector is in use (a
+// kernel that runs a model through this executor) gets a vector of its own.
+struct CallStack {
+  struct Scratch {
+    std::vector<c10::IValue> stack;
+    bool busy = false;
+  };
+  static thread_local Scratch scratch;
+
+  CallStack() : shared(scratch), owner(!shared.busy), stack(owner ? shared.stack : own.emplace()) {
+    shared.busy = true;
+  }
+  ~CallStack() {
+    stack.clear();
+    if (owner) shared.busy = false;
+  }
+  CallStack(const CallStack&) = delete;
+  CallStack& operator=(const CallStack&) = delete;
+
+  Scratch& shared;
+  bool owner;
+  std::optional<std::vector<c10::IValue>> own;  // a re-entrant call's
+  std::vector<c10::IValue>& stack;
+};
+thread_local CallStack::Scratch CallStack::scratch;
+
+}  // namespace
+
+ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects, std::vector<std::string> allow_ops,
+                             std::optional<c10::Device> device)
+    : custom_objects_(std::move(custom_objects)), device_(device) {
+  for (const auto& entry : allow_ops)
+    if (!is_allow_pattern(entry))
+      throw std::invalid_argument("allow_ops entry '" + entry +
+                                  "' is not of the form ns::name, ns::name.overload or ns::*");
+  ExternKernelNodes spec = decode<ExternKernelNodes>(json);
+  // Node names are the buffers torch generated them for: a repeat means the spec was not written by
+  // one export, and errors naming that node would be ambiguous.
+  std::unordered_map<std::string_view, std::size_t> seen;
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    auto [it, fresh] = seen.emplace(spec.nodes[i].name, i);
+    if (!fresh) {
+      SpecMismatchError e("nodes " + std::to_string(it->second) + " and " + std::to_string(i) + " are both named `" +
+                          spec.nodes[i].name + "`; node names must be unique");
+      e.node = i;
+      throw e;
+    }
+  }
+  plans_.reserve(spec.nodes.size());
+  bool torch_written = !spec.schema_version.has_value();
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    try {
+      plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written, allow_ops, device_));
+    } catch (NodeError& e) {  // the errors of planning node i are about node i
+      e.node = i;
+      throw;
+    }
+  }
+}
+
+void ProxyExecutor::check_lengths(const NodePlan& plan, std::int64_t num_ints, std::int64_t num_tensors) {
+  if (num_tensors != plan.num_tensors || num_ints != plan.num_ints)
+    throw CallError(plan.label + ": expected " + std::to_string(plan.num_input_tensors) + " input + " +
+                    std::to_string(plan.num_tensors - plan.num_input_tensors) + " output tensor slots and " +
+                    std::to_string(plan.num_input_ints) + " input + " +
+                    std::to_string(plan.num_ints - plan.num_input_ints) + " int-return slots, got " +
+                    std::to_string(num_tensors) + " tensors and " + std::to_string(num_ints) + " ints");
+}
+
+std::exception_ptr ProxyExecutor::take_last_error() {
+  std::exception_ptr e = last_error;
+  last_error = nullptr;
+  return e;
+}
+
+void ProxyExecutor::call_function(int extern_node_index, int num_ints, int64_t* flatten_int_args, int num_tensors,
+                             AtenTensorHandle* flatten_tensor_args) {
+  try {
+    run(extern_node_index, num_ints, flatten_int_args, num_tensors, flatten_tensor_args);
+  } catch (...) {
+    // The first failure of a run: a model that ignores the status (torch 2.11, 2.12) calls on.
+    if (!last_error) last_error = std::current_exception();
+    throw;
+  }
+}
+
+void ProxyExecutor::run(int index, int num_ints, const int64_t* ints, int num_tensors, AtenTensorHandle* tensors) const {
+  if (index < 0 || static_cast<std::size_t>(index) >= plans_.size())
+    throw CallError("extern node index " + std::to_string(index) + " out of range: the spec has " +
+                    std::to_string(plans_.size()) + " nodes");
+  const NodePlan& plan = plans_[static_cast<std::size_t>(index)];
+  check_lengths(plan, num_ints, num_tensors);
+  if ((num_ints > 0 && ints == nullptr) || (num_tensors > 0 && tensors == nullptr))
+    throw CallError(plan.label + ": null " + (num_ints > 0 && ints == nullptr ? "int" : "tensor") + " array");
+
+  CallStack lease;
+  std::vector<c10::IValue>& stack = lease.stack;
+  auto fill = plan.fills.begin();  // in stack order, at most one per entry (plan_node appends them so)
+  for (std::size_t i = 0; i < plan.stack.size(); ++i) {
+    if (fill == plan.fills.end() || fill->stack_index != i) {
+      stack.push_back(plan.stack[i]);
+    } else {
+      push_fill(stack, plan, *fill, ints, tensors);
+      ++fill;
+    }
+  }
+  plan.call(stack);
+  store_outputs(plan, stack, ints, tensors);
+}
+
+}  // namespace externspec
