@@ -122,7 +122,7 @@ struct Counters {
 };
 
 // Either a static IValue (returned) or a Fill appended to `plan.fills` (placeholder returned).
-c10::IValue static_or_fill(const std::string& label, const c10::Argument& p, const ArgType& at, const Argument& arg,
+c10::IValue place(const std::string& label, const c10::Argument& p, const ArgType& at, const Argument& arg,
                            std::uint32_t stack_index, bool wrapped, Counters& n, NodePlan& plan,
                            const CustomObjects& objects, const std::optional<c10::Device>& device) {
   auto fill = [&](FillKind kind, std::uint32_t start, std::uint32_t count, std::vector<bool> pattern = {}) {
@@ -212,7 +212,7 @@ void check_member(const std::string& label, const c10::Argument& p, const ArgTyp
                           "runtime type `" + at.str() + "` accepts " + join(want, ", ") + ")");
 }
 
-void plan_outputs(const std::string& label, const c10::FunctionSchema& schema,
+void place_outputs(const std::string& label, const c10::FunctionSchema& schema,
                   const std::optional<c10::FunctionSchema>& exported, const Node& node, NodePlan& plan,
                   std::vector<std::int64_t>& int_returns) {
   const auto& returns = schema.returns();
@@ -282,8 +282,124 @@ std::optional<Argument> passed_default(const c10::Argument& p, const ArgType& at
   if (int_base && at.is_list && d.isIntList()) return Argument::make_as_ints(d.toIntVector());
   return std::nullopt;
 }
+// The schema the node records it was exported against (`externspec.op_schema`), if any.
+std::optional<c10::FunctionSchema> export_schema(const std::string& label, const Node& node) {
+  const std::string* text = metadata(node, METADATA_OP_SCHEMA);
+  if (text == nullptr) return std::nullopt;
+  check_op_schema_text(label, METADATA_OP_SCHEMA, *text);
+  try {
+    return torch::jit::parseSchema(*text);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (const auto* ce = dynamic_cast<const c10::Error*>(&e)) what = ce->what_without_backtrace();
+    throw SpecMismatchError(label + ": metadata `" + std::string(METADATA_OP_SCHEMA) + "` is not an op schema: " + what);
+  }
+}
+
+// The export-time schema's arguments by name (empty without one).
+class ExportedArgs {
+ public:
+  explicit ExportedArgs(const std::optional<c10::FunctionSchema>& exported) {
+    if (exported)
+      for (const auto& a : exported->arguments()) by_name_.emplace(a.name(), &a);
+  }
+  const c10::Argument* operator()(std::string_view name) const {
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::unordered_map<std::string_view, const c10::Argument*> by_name_;
+};
+
+// The node's inputs by schema position (null: not given), each checked to be in the runtime schema,
+// once, in schema order. A torchbind call's input 1 is the method's name, not an argument.
+std::vector<const Argument*> given(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
+                                   const ExportedArgs& exported_arg, bool torchbind) {
+  const auto& params = schema.arguments();
+  std::unordered_map<std::string_view, std::size_t> position;
+  for (std::size_t i = 0; i < params.size(); ++i) position.emplace(params[i].name(), i);
+  std::vector<const Argument*> out(params.size(), nullptr);
+  std::ptrdiff_t last = -1;
+  for (const auto& named : node.inputs) {
+    if (torchbind && &named == &node.inputs[1]) continue;
+    const std::string& name = named.name;
+    auto it = position.find(name);
+    if (it != position.end() && out[it->second] != nullptr)
+      throw SpecMismatchError(label + ": argument `" + name + "` is given twice");
+    if (it == position.end()) {
+      const c10::Argument* ex = exported_arg(name);
+      std::string was = ex ? " (type `" + arg_type(ex->real_type()).str() + "` at export)" : "";
+      throw SpecMismatchError(label + ": argument `" + name + "` (" + std::string(named.arg.type()) + ")" + was +
+                              " is not in the runtime op schema `" + str_of(schema) + "`; it was removed or renamed");
+    }
+    auto pos = static_cast<std::ptrdiff_t>(it->second);
+    if (pos < last)
+      throw SpecMismatchError(label + ": argument `" + name + "` comes after `" + params[last].name() +
+                              "` in the spec but before it in the op schema; the flat arrays are laid out in schema "
+                              "order, so this spec is ambiguous");
+    last = pos;
+    out[it->second] = &named.arg;
+  }
+  return out;
+}
+
+// The arguments the exporter marked as Python numbers passed for `Tensor` (`externspec.wrapped_numbers`).
+std::unordered_set<std::string> wrapped_numbers(const Node& node) {
+  std::unordered_set<std::string> wrapped;
+  const std::string* text = metadata(node, METADATA_WRAPPED_NUMBERS);
+  if (text == nullptr) return wrapped;
+  std::size_t start = 0;
+  while (start <= text->size()) {
+    auto comma = text->find(',', start);
+    if (comma == std::string::npos) comma = text->size();
+    if (comma > start) wrapped.insert(text->substr(start, comma - start));
+    start = comma + 1;
+  }
+  return wrapped;
+}
+
+// Every argument placed (a static value in the plan's stack, or a fill reading the arrays), then
+// the returns. `inputs` is what `given` returns.
+void layout(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
+            const std::optional<c10::FunctionSchema>& exported, const std::vector<const Argument*>& inputs,
+            bool torch_written, NodePlan& plan, const CustomObjects& objects,
+            const std::optional<c10::Device>& device) {
+  const ExportedArgs exported_arg(exported);
+  const auto wrapped = wrapped_numbers(node);
+  const auto& params = schema.arguments();
+  Counters n;
+  plan.stack.reserve(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const c10::Argument& p = params[i];
+    ArgType at = arg_type(p.real_type());
+    const Argument* arg = inputs[i];
+    std::optional<Argument> passed;
+    if (arg == nullptr) {
+      check_omitted(label, p, at, exported_arg(p.name()));
+      if (torch_written && p.kwarg_only()) passed = passed_default(p, at);
+      if (!passed) {
+        plan.stack.push_back(*p.default_value());
+        continue;
+      }
+      arg = &*passed;
+    }
+    check_member(label, p, at, *arg, exported_arg(p.name()));
+    plan.stack.push_back(place(label, p, at, *arg, static_cast<std::uint32_t>(i), wrapped.count(p.name()) > 0, n,
+                               plan, objects, device));
+  }
+  plan.num_input_tensors = n.tensors;
+  plan.num_input_ints = n.ints;
+  plan.num_returns = schema.returns().size();
+  std::vector<std::int64_t> int_returns;
+  place_outputs(label, schema, exported, node, plan, int_returns);
+}
+
 }  // namespace
 
+// The steps of abi/layout.py and abi/executor.py's `_plan`, by the same names: the op looked up
+// (ops.cpp), the op policy's verdict (op_policy.cpp), the export-time schema, the given inputs, the
+// guards, then the layout.
 NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects,
                    bool torch_written, const std::vector<std::string>& allow_ops,
                    const std::optional<c10::Device>& device) {
@@ -299,89 +415,10 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
       schema.name() + "." + (schema.overload_name().empty() ? std::string("default") : schema.overload_name());
   // The op policy names dispatcher ops; a method belongs to a class some library registered.
   if (!torchbind) check_policy(label, qualified, allow_ops);
-
-  std::optional<c10::FunctionSchema> exported;
-  if (const std::string* text = metadata(node, METADATA_OP_SCHEMA)) {
-    check_op_schema_text(label, METADATA_OP_SCHEMA, *text);
-    try {
-      exported = torch::jit::parseSchema(*text);
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      if (const auto* ce = dynamic_cast<const c10::Error*>(&e)) what = ce->what_without_backtrace();
-      throw SpecMismatchError(label + ": metadata `" + std::string(METADATA_OP_SCHEMA) + "` is not an op schema: " + what);
-    }
-  }
-  std::unordered_map<std::string_view, const c10::Argument*> exported_args;
-  if (exported)
-    for (const auto& a : exported->arguments()) exported_args.emplace(a.name(), &a);
-  auto exported_arg = [&](std::string_view name) -> const c10::Argument* {
-    auto it = exported_args.find(name);
-    return it == exported_args.end() ? nullptr : it->second;
-  };
-
-  const auto& params = schema.arguments();
-  std::unordered_map<std::string_view, std::size_t> position;
-  for (std::size_t i = 0; i < params.size(); ++i) position.emplace(params[i].name(), i);
-  std::vector<const Argument*> given(params.size(), nullptr);
-  std::ptrdiff_t last = -1;
-  for (const auto& named : node.inputs) {
-    if (torchbind && &named == &node.inputs[1]) continue;  // the method's name, not an argument
-    const std::string& name = named.name;
-    auto it = position.find(name);
-    if (it != position.end() && given[it->second] != nullptr)
-      throw SpecMismatchError(label + ": argument `" + name + "` is given twice");
-    if (it == position.end()) {
-      const c10::Argument* ex = exported_arg(name);
-      std::string was = ex ? " (type `" + arg_type(ex->real_type()).str() + "` at export)" : "";
-      throw SpecMismatchError(label + ": argument `" + name + "` (" + std::string(named.arg.type()) + ")" + was +
-                              " is not in the runtime op schema `" + str_of(schema) + "`; it was removed or renamed");
-    }
-    auto pos = static_cast<std::ptrdiff_t>(it->second);
-    if (pos < last)
-      throw SpecMismatchError(label + ": argument `" + name + "` comes after `" + params[last].name() +
-                              "` in the spec but before it in the op schema; the flat arrays are laid out in schema "
-                              "order, so this spec is ambiguous");
-    last = pos;
-    given[it->second] = &named.arg;
-  }
-  if (!torchbind) check_guards(label, qualified, params, given);
-
-  std::unordered_set<std::string> wrapped;
-  if (const std::string* text = metadata(node, METADATA_WRAPPED_NUMBERS)) {
-    std::size_t start = 0;
-    while (start <= text->size()) {
-      auto comma = text->find(',', start);
-      if (comma == std::string::npos) comma = text->size();
-      if (comma > start) wrapped.insert(text->substr(start, comma - start));
-      start = comma + 1;
-    }
-  }
-
-  Counters n;
-  plan.stack.reserve(params.size());
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const c10::Argument& p = params[i];
-    ArgType at = arg_type(p.real_type());
-    const Argument* arg = given[i];
-    std::optional<Argument> passed;
-    if (arg == nullptr) {
-      check_omitted(label, p, at, exported_arg(p.name()));
-      if (torch_written && p.kwarg_only()) passed = passed_default(p, at);
-      if (!passed) {
-        plan.stack.push_back(*p.default_value());
-        continue;
-      }
-      arg = &*passed;
-    }
-    check_member(label, p, at, *arg, exported_arg(p.name()));
-    plan.stack.push_back(static_or_fill(label, p, at, *arg, static_cast<std::uint32_t>(i),
-                                        wrapped.count(p.name()) > 0, n, plan, objects, device));
-  }
-  plan.num_input_tensors = n.tensors;
-  plan.num_input_ints = n.ints;
-  plan.num_returns = schema.returns().size();
-  std::vector<std::int64_t> int_returns;
-  plan_outputs(label, schema, exported, node, plan, int_returns);
+  const std::optional<c10::FunctionSchema> exported = export_schema(label, node);
+  const std::vector<const Argument*> inputs = given(label, node, schema, ExportedArgs(exported), torchbind);
+  if (!torchbind) check_guards(label, qualified, schema.arguments(), inputs);
+  layout(label, node, schema, exported, inputs, torch_written, plan, objects, device);
   return plan;
 }
 
