@@ -12,6 +12,7 @@ a file with its document's schema_version, so one refused node does not hide the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -115,3 +116,29 @@ def test_torch_written_index_add_takes_the_passed_alpha(executor: Executor) -> N
         (shown,) = describe("spec.json", spec)["nodes"]
         assert shown["slots"]["int_inputs"] == ints
         assert load(executor, spec)[0] == (3, 4, ints, ints)
+
+
+# --- one set of kind names ----------------------------------------------------------------------
+
+_CPP_ONLY = {"FillKind": {"SCALARINTS"}}  # a Scalar[] of ints: Python's dispatcher takes a plain int list
+_PYTHON_ONLY = {"SlotKind": {"DEFAULT"}}  # an omitted argument: a layout's kind, not an array
+
+
+def _cpp_enum(name: str) -> set[str]:
+    """The members of C++ `enum class name`, spelled as Python's (upper case, no underscores)."""
+    include = Path(es.__file__).parent
+    text = "".join(p.read_text(encoding="utf-8") for p in (include / "include/externspec/torch/proxy_executor.h",
+                                                            include / "cpp/csrc/executor/abi.h"))
+    body = re.search(r"enum class " + name + r"\b[^{]*\{([^}]*)\}", text)
+    assert body is not None, name
+    return {re.sub(r"//.*", "", m).strip().upper() for m in body.group(1).split(",")} - {""}
+
+
+@pytest.mark.parametrize("name", ["FillKind", "OutKind", "SlotKind"])
+def test_the_kinds_have_the_same_names_in_both_executors(name: str) -> None:
+    from externspec.abi import SlotKind
+    from externspec.abi.layout import FillKind, OutKind
+
+    kinds = {"FillKind": FillKind, "OutKind": OutKind, "SlotKind": SlotKind}
+    python = {m.replace("_", "") for m in kinds[name].__members__}
+    assert python - _PYTHON_ONLY.get(name, set()) == _cpp_enum(name) - _CPP_ONLY.get(name, set())

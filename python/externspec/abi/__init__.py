@@ -9,6 +9,7 @@ It never imports torch: the executors' node layout (layout.py) asks it about typ
 
 from __future__ import annotations
 
+import enum
 import math
 import re
 from dataclasses import dataclass
@@ -88,11 +89,22 @@ def accepts(at: ArgType, member: str) -> bool:
     return (member == "as_none" and at.optional) or member in at.members
 
 
-def slot_kind(at: ArgType, member: str) -> str:
-    """Which array an input of type `at` written as `member` travels in: `int`, `tensor` or `static`."""
+class SlotKind(enum.StrEnum):
+    """Where an argument's value travels (C++: `SlotKind` in cpp/csrc/executor/abi.h): the int array,
+    the tensor array, neither (a static value decoded at load), or nowhere at all (DEFAULT: omitted,
+    the op's own default; a layout's kind only). Its values are the words `inspect` prints."""
+
+    INT = "int"
+    TENSOR = "tensor"
+    STATIC = "static"
+    DEFAULT = "default"
+
+
+def slot_kind(at: ArgType, member: str) -> SlotKind:
+    """Which array an input of type `at` written as `member` travels in: INT, TENSOR or STATIC."""
     if member in INT_SLOT_MEMBERS and not at.is_enum:
-        return "int"
-    return "tensor" if member in TENSOR_SLOT_MEMBERS else "static"
+        return SlotKind.INT
+    return SlotKind.TENSOR if member in TENSOR_SLOT_MEMBERS else SlotKind.STATIC
 
 
 def return_slots(out: Argument) -> tuple[int, int]:

@@ -36,24 +36,13 @@ from .._generated.models import ExternKernelNode, ExternKernelNodes, Node
 from ..errors import CallError, ExternSpecError, SpecMismatchError
 from ..wire import loads, model_or_document
 from . import op_policy, same_argument, torch_types
-from .layout import (
-    _INT,
-    _INTS,
-    _OPT_TENSORS,
-    _OUT_INT,
-    _OUT_OPT_TENSOR,
-    _OUT_TENSOR,
-    _OUT_TENSORS,
-    _TENSOR,
-    _TENSORS,
-    _WRAPPED,
-    NodeLayout,
-    _check_guards,
-    _given,
-    _label,
-    _layout,
-)
+from .layout import FillKind, NodeLayout, OutKind, _check_guards, _given, _label, _layout
 from .ops import SchemaCache, _op, _torchbind_refusal
+
+# The call path compares kinds with module globals (one dict lookup, no class attribute lookup).
+_TENSOR, _WRAPPED, _TENSORS = FillKind.TENSOR, FillKind.WRAPPED, FillKind.TENSORS
+_OPT_TENSORS, _INT, _INTS = FillKind.OPT_TENSORS, FillKind.INT, FillKind.INTS
+_OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_INT = OutKind.TENSOR, OutKind.TENSORS, OutKind.OPT_TENSOR, OutKind.INT
 
 
 class _Fill(NamedTuple):
@@ -61,7 +50,7 @@ class _Fill(NamedTuple):
 
     positional: bool
     key: Any  # position or keyword name
-    kind: int
+    kind: FillKind
     start: int
     stop: int
     pattern: tuple[bool, ...] = ()  # _OPT_TENSORS: True where a tensor slot is consumed
@@ -218,8 +207,8 @@ def _wrong_element(plan: CallPlan, int_args: Sequence[int], tensor_args: list[An
                     return f"tensor_args[{k}] (argument `{name}`) should be a Tensor, got {type(t).__name__}"
             elif (wrong := _not_an_int64(int_args[k])) is not None:
                 return f"int_args[{k}] (argument `{name}`) {wrong}"
-    for i, (kind, slot, _) in enumerate(plan.layout.outputs):
-        if kind == _OUT_INT and (wrong := _not_an_int64(int_args[slot])) is not None:
+    for i, (out_kind, slot, _) in enumerate(plan.layout.outputs):
+        if out_kind == _OUT_INT and (wrong := _not_an_int64(int_args[slot])) is not None:
             return f"int_args[{slot}] (int return {i}) {wrong}"
     return None
 
@@ -310,7 +299,7 @@ def _plan(label: str, node: Node, cache: SchemaCache, torch_written: bool,
         key: Any = len(pos) if positional else p.name
         value = placed.value
         is_default = False
-        if placed.read >= 0:
+        if placed.read is not None:
             fills.append(_Fill(positional, key, placed.read, placed.start, placed.stop, placed.pattern))
             fill_names.append(p.name)
         else:

@@ -46,7 +46,7 @@ from .._generated.models import (
     TensorArgument,
 )
 from ..errors import CallError, UnsupportedError
-from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, arg_type, same_argument, torch_types
+from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, SlotKind, arg_type, same_argument, torch_types
 from .arg_writer import ArgWriter, Slots, is_int
 from .layout import ArgLayout, NodeLayout, schema_layout
 from .ops import SchemaFacts, schema_facts
@@ -67,11 +67,13 @@ class CallSite:
     num_tensor_outputs: int
 
 
-def bind_call(op: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict[str, Any]) -> list[tuple[Any, Any, int]]:
+def bind_call(op: torch._ops.OpOverload, args: Sequence[Any],
+              kwargs: dict[str, Any]) -> list[tuple[Any, Any, ArgumentKind]]:
     """Bind positional and keyword arguments to the schema, as the dispatcher does.
 
-    Returns (schema_arg, value, how) per schema argument in schema order; `how` is 0 (positional),
-    1 (keyword) or 2 (filled from the schema default)."""
+    Returns (schema_arg, value, kind) per schema argument in schema order; `kind` is how the node
+    records it (the IDL's ArgumentKind): POSITIONAL, or KEYWORD (given by keyword, or filled from the
+    schema default)."""
     schema = op._schema
     params = schema.arguments
     positional = [a for a in params if not a.kwarg_only]
@@ -86,11 +88,11 @@ def bind_call(op: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict[str, 
         if i < len(args) and not a.kwarg_only:
             if a.name in kwargs:
                 raise CallError(f"{op.name()}: argument `{a.name}` given both by position and by keyword")
-            bound.append((a, args[i], 0))
+            bound.append((a, args[i], ArgumentKind.POSITIONAL))
         elif a.name in kwargs:
-            bound.append((a, kwargs[a.name], 1))
+            bound.append((a, kwargs[a.name], ArgumentKind.KEYWORD))
         elif a.has_default_value():
-            bound.append((a, torch_types.schema_default(a, arg_type(a.real_type)), 2))
+            bound.append((a, torch_types.schema_default(a, arg_type(a.real_type)), ArgumentKind.KEYWORD))
         else:
             raise CallError(f"{op.name()}: missing argument `{a.name}` of type `{arg_type(a.real_type)}`")
     return bound
@@ -156,7 +158,7 @@ class SpecBuilder:
         values: dict[str, Slots] = {}  # each written argument's slot values, in element order
         inputs: list[NamedArgument] = []
         wrapped: list[str] = []
-        for schema_arg, value, how in bind_call(op, args, kwargs):
+        for schema_arg, value, kind in bind_call(op, args, kwargs):
             at = arg_type(schema_arg.real_type)
             if (self.omit_defaults and schema_arg.has_default_value()
                     and self._is_default(op_name, schema_arg, at, value)):
@@ -166,7 +168,6 @@ class SpecBuilder:
             argument = writer.write(value)
             if writer.wrapped:
                 wrapped.append(schema_arg.name)
-            kind = ArgumentKind.POSITIONAL if how == 0 else ArgumentKind.KEYWORD
             inputs.append(NamedArgument(name=schema_arg.name, arg=argument, kind=kind))
 
         returns = op._schema.returns
@@ -260,9 +261,9 @@ def _call_arrays(op_name: str, layout: NodeLayout, node: Node,
     ints = [0] * (layout.int_inputs + layout.int_outputs)
     tensors: list[torch.Tensor | None] = [None] * (layout.tensor_inputs + layout.tensor_outputs)
     for placed in layout.args:
-        if placed.kind == "int":
+        if placed.kind == SlotKind.INT:
             ints[placed.start:placed.stop] = _fitted(op_name, placed, values[placed.name].ints)
-        elif placed.kind == "tensor":
+        elif placed.kind == SlotKind.TENSOR:
             tensors[placed.start:placed.stop] = _fitted(op_name, placed, values[placed.name].tensors)
     for out, placed_out in zip(node.outputs, layout.outputs, strict=True):
         if out.type == "as_int":

@@ -15,39 +15,57 @@ rules, the exporter fills a call's arrays from them and `externspec inspect` pri
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Any, NamedTuple
 
 import torch
 
 from .._generated.models import Argument, Node
 from ..errors import ExternSpecError, SpecMismatchError, UnsupportedError
-from . import WRAPPED_NUMBERS_KEY, accepts, op_policy, return_slots, slot_kind, torch_types
+from . import WRAPPED_NUMBERS_KEY, SlotKind, accepts, op_policy, return_slots, slot_kind, torch_types
 from .ops import SchemaCache, SchemaFacts, _op, _Param, _torchbind_refusal
 
-# Fill kinds: what one dynamic argument reads from the arrays.
-_TENSOR, _TENSORS, _OPT_TENSORS, _INT, _INTS, _WRAPPED = range(6)
-# Output kinds.
-_OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_NONE, _OUT_INT = range(5)
+
+class FillKind(enum.IntEnum):
+    """What one dynamic argument reads from the arrays (C++: `FillKind` in proxy_executor.h; C++'s
+    ScalarInts, a `Scalar[]` of ints, is INTS here: Python's dispatcher takes a list of ints for it)."""
+
+    TENSOR = 0  # one tensor slot
+    WRAPPED = 1  # one tensor slot holding a Python number passed for `Tensor`
+    TENSORS = 2  # n tensor slots -> Tensor[]
+    OPT_TENSORS = 3  # the non-None items of a Tensor?[]
+    INT = 4  # one int slot
+    INTS = 5  # n int slots -> int[]
+
+
+class OutKind(enum.IntEnum):
+    """What a return writes (C++: `OutKind` in proxy_executor.h)."""
+
+    TENSOR = 0
+    TENSORS = 1
+    OPT_TENSOR = 2
+    NONE = 3
+    INT = 4
 
 
 @dataclasses.dataclass(frozen=True)
 class ArgLayout:
     """Where one argument of the op schema sits in the call's arrays (docs/call-abi.md).
 
-    `kind` is "tensor" or "int" (slots `start`..`stop` of that array), "static" (a value of the
-    file, decoded at load) or "default" (omitted: the op's own default, decoded at load; no slot).
+    `kind` is TENSOR or INT (slots `start`..`stop` of that array), STATIC (a value of the file,
+    decoded at load) or DEFAULT (omitted: the op's own default, decoded at load; no slot).
     `given` says whether the node names the argument: a torch-written file's omitted kwarg-only
     argument is laid out as its default written out (`given` False, `arg` that default), because
     torch's wrapper passes it in the arrays."""
 
     name: str
-    kind: str
+    kind: SlotKind
     given: bool
-    arg: Argument | None  # the value read at load (None for "default")
-    value: Any = None  # "static": the value the op is called with (decoded, so checked, at load)
+    arg: Argument | None  # the value read at load (None for DEFAULT)
+    value: Any = None  # STATIC: the value the op is called with (decoded, so checked, at load)
     start: int = 0
     stop: int = 0
-    read: int = -1  # how the executor reads the slots (_TENSOR ... _WRAPPED); -1 without slots
+    read: FillKind | None = None  # how the executor reads the slots (None without slots)
     pattern: tuple[bool, ...] = ()  # as_optional_tensors: True where an element takes a tensor slot
 
     @property
@@ -57,10 +75,10 @@ class ArgLayout:
 
 
 class OutputSlots(NamedTuple):
-    """Where return `i` goes: `kind` (_OUT_*), its first slot (in the tensor array; the int array
+    """Where return `i` goes: `kind`, its first slot (in the tensor array; the int array
     for an int return) and how many tensor slots it takes."""
 
-    kind: int
+    kind: OutKind
     slot: int
     tensors: int
 
@@ -83,7 +101,7 @@ class NodeLayout:
     @property
     def static(self) -> int:
         """Arguments decoded at load (written static values and defaults)."""
-        return sum(a.kind in ("static", "default") for a in self.args)
+        return sum(a.kind in (SlotKind.STATIC, SlotKind.DEFAULT) for a in self.args)
 
 
 
@@ -133,17 +151,18 @@ def _layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts |
         if arg is None:
             _check_omitted(label, p, exported_args.get(p.name))
             if not (torch_written and p.kwarg_only):
-                args.append(ArgLayout(p.name, "default", given=False, arg=None))
+                args.append(ArgLayout(p.name, SlotKind.DEFAULT, given=False, arg=None))
                 continue
         written = arg if arg is not None else _passed_default(label, p)
         _check_member(label, p, written, exported_args.get(p.name))
         placed = _place(p, written, arg is not None, p.name in wrapped, n_tensors, n_ints)
-        if placed.kind == "static":
-            placed = ArgLayout(p.name, "static", placed.given, written, value=_static_value(label, p, written, device))
+        if placed.kind == SlotKind.STATIC:
+            value = _static_value(label, p, written, device)
+            placed = ArgLayout(p.name, SlotKind.STATIC, placed.given, written, value=value)
         args.append(placed)
-        if placed.kind == "tensor":
+        if placed.kind == SlotKind.TENSOR:
             n_tensors = placed.stop
-        elif placed.kind == "int":
+        elif placed.kind == SlotKind.INT:
             n_ints = placed.stop
     outputs, n_out_tensors, n_out_ints = _place_outputs(label, schema, exported, node, n_tensors, n_ints)
     return NodeLayout(args=tuple(args), outputs=outputs, int_inputs=n_ints, tensor_inputs=n_tensors,
@@ -179,21 +198,21 @@ def _place(p: _Param, arg: Argument, given: bool, wrapped: bool, n_tensors: int,
     """Argument `p`, written as `arg`, placed after `n_tensors` tensor and `n_ints` int slots."""
     member = arg.type
     kind = slot_kind(p.at, member)
-    if kind == "tensor":
+    if kind == SlotKind.TENSOR:
         pattern: tuple[bool, ...] = ()
         if member == "as_tensor":
-            read, n = (_WRAPPED if wrapped else _TENSOR), 1
+            read, n = (FillKind.WRAPPED if wrapped else FillKind.TENSOR), 1
         elif member == "as_tensors":
-            read, n = _TENSORS, len(arg.unwrap("as_tensors"))
+            read, n = FillKind.TENSORS, len(arg.unwrap("as_tensors"))
         else:
             pattern = tuple(item.type == "as_tensor" for item in arg.unwrap("as_optional_tensors"))
-            read, n = _OPT_TENSORS, sum(pattern)
+            read, n = FillKind.OPT_TENSORS, sum(pattern)
         return ArgLayout(p.name, kind, given, arg, start=n_tensors, stop=n_tensors + n, read=read, pattern=pattern)
-    if kind == "int":
+    if kind == SlotKind.INT:
         if member in ("as_int", "as_sym_int"):
-            read, n = _INT, 1
+            read, n = FillKind.INT, 1
         else:
-            read, n = _INTS, len(arg.unwrap("as_ints") if member == "as_ints" else arg.unwrap("as_sym_ints"))
+            read, n = FillKind.INTS, len(arg.unwrap("as_ints") if member == "as_ints" else arg.unwrap("as_sym_ints"))
         return ArgLayout(p.name, kind, given, arg, start=n_ints, stop=n_ints + n, read=read)
     return ArgLayout(p.name, kind, given, arg)
 
@@ -289,8 +308,8 @@ def _decode_static(member: str, v: Any, device: torch.device | None) -> Any:
     raise UnsupportedError(f"member `{member}` cannot be an input")
 
 
-_RETURN_KIND = {"as_tensor": _OUT_TENSOR, "as_tensors": _OUT_TENSORS, "as_optional_tensor": _OUT_OPT_TENSOR,
-                "as_none": _OUT_NONE, "as_int": _OUT_INT}
+_RETURN_KIND = {"as_tensor": OutKind.TENSOR, "as_tensors": OutKind.TENSORS, "as_optional_tensor": OutKind.OPT_TENSOR,
+                "as_none": OutKind.NONE, "as_int": OutKind.INT}
 
 
 def _place_outputs(label: str, schema: SchemaFacts, exported: SchemaFacts | None, node: Node,
@@ -319,7 +338,7 @@ def _place_outputs(label: str, schema: SchemaFacts, exported: SchemaFacts | None
                 f"{label}: output {i} is `{out.type}` in the spec, but runtime return type `{at}` is `{want}`")
         kind = _RETURN_KIND[want]
         ints, tensors = return_slots(out)
-        placed.append(OutputSlots(kind, i0 + n_ints if kind == _OUT_INT else t0 + n_tensors, tensors))
+        placed.append(OutputSlots(kind, i0 + n_ints if kind == OutKind.INT else t0 + n_tensors, tensors))
         n_tensors += tensors
         n_ints += ints
     return tuple(placed), n_tensors, n_ints
