@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import externspec as es
 from tests.support import cpp_models as cm
+from tests.support.artifacts import read_member
 
 pytestmark = pytest.mark.slow
 
@@ -61,6 +62,26 @@ def blob_package() -> Path:
 @pytest.fixture(scope="session")
 def runner(blob_package: Path) -> es.cpp.AOTIRunner:
     return es.cpp.AOTIRunner(blob_package)
+
+
+# The "input" records as torch 2.11 and 2.12 write them: no `assert_size_stride(VAR, ..., "input")`
+# line, only the wrapper's `check_input_N` and the symbols its run_impl binds (docs/torch-compat.md).
+_INPUT_ASSERT = re.compile(rb'^.*assert_size_stride\(\w+, .*, "input"\);.*\n', re.MULTILINE)
+
+
+def _as_torch_2_11_writes(name: str, data: bytes) -> tuple[str, bytes]:
+    return name, _INPUT_ASSERT.sub(b"", data) if name.endswith(".wrapper.cpp") else data
+
+
+@pytest.fixture(scope="module", params=["assert_size_stride", "check_input"])
+def recorded_runner(request: pytest.FixtureRequest, blob_package: Path,
+                    tmp_path_factory: pytest.TempPathFactory) -> es.cpp.AOTIRunner:
+    """The blob package's runner, its inputs recorded as torch 2.13 writes them and as 2.11 does."""
+    if request.param == "assert_size_stride":
+        return es.cpp.AOTIRunner(blob_package, require_input_records=True)
+    out = _rewrite(blob_package, tmp_path_factory.mktemp("records") / "check_input.pt2", _as_torch_2_11_writes)
+    assert not _INPUT_ASSERT.search(read_member(out, ".wrapper.cpp"))
+    return es.cpp.AOTIRunner(out, require_input_records=True)
 
 
 def test_aliased_repeated_and_view_outputs_match_torchs_loader_and_eager(package: Path) -> None:
@@ -227,9 +248,27 @@ N = torch.tensor(3)
 ], ids=["float64", "int64", "int8", "int32-for-int64", "rank", "rank-0", "static-size",
         "above-range", "transposed", "stride-0", "strided-view", "meta", "sparse", "neg-view", "count"])
 def test_inputs_that_do_not_match_the_package_are_refused_naming_the_input(
-        runner: es.cpp.AOTIRunner, inputs: Callable[[], tuple[Any, ...]], match: str) -> None:
+        recorded_runner: es.cpp.AOTIRunner, inputs: Callable[[], tuple[Any, ...]], match: str) -> None:
     with pytest.raises(es.CallError, match=match):
-        runner.run_flat(list(inputs()))
+        recorded_runner.run_flat(list(inputs()))
+    x, n = MODEL.inputs(5)
+    torch.testing.assert_close(recorded_runner(x, n)[0], x.sin())
+
+
+def test_without_lower_bound_checks_a_dynamic_models_check_lines_record_no_rank(blob_package: Path,
+                                                                                tmp_path: Path) -> None:
+    """Compiled with `aot_inductor.check_lowerbound=False`, a dynamic size without an upper bound
+    has no check line, so the lines that are there may not name every dimension: no rank is taken
+    from them (torch 2.11's layout, its lower-bound lines removed too)."""
+    def edit(name: str, data: bytes) -> tuple[str, bytes]:
+        name, data = _as_torch_2_11_writes(name, data)
+        return name, re.sub(rb"if \(\w+_size\[\d+\] < \d+\) \{", b"if (false) {", data)
+
+    out = _rewrite(blob_package, tmp_path / "no_lower_bound.pt2", edit)
+    with pytest.warns(UserWarning, match=r"records no dtype or shape for input 0, input 1 in its \*\.wrapper\.cpp"):
+        runner = es.cpp.AOTIRunner(out)
+    x, n = MODEL.inputs(4)
+    torch.testing.assert_close(runner(x, n)[0], x.sin())
 
 
 def test_run_flat_takes_any_sequence_and_names_what_is_not_a_tensor(runner: es.cpp.AOTIRunner) -> None:

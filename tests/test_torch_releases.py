@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.utils import _pytree as pytree
 
 import externspec as es
 from externspec import _torch_support
+from tests.support import aoti_models, release_packages, zoo
 from tests.support import cpp_models as cm
-from tests.support import zoo
 from tests.support.artifacts import read_member
 
 pytestmark = pytest.mark.slow
@@ -50,13 +51,17 @@ ENTRY_POINTS_SINCE = {
     "2.14": {"AOTInductorModelContainerCreateWithExternalConstants", "AOTInductorModelContainerDidCallLoadConstants",
              "AOTInductorSetPinnedAsyncConstantsCopyStageBufferBytes", "AOTInductorSetUsePinnedAsyncConstantsCopy"},
 }
+# Whether the wrapper ignores the proxy executor's status (a bare `aoti_torch_proxy_executor_call_function(...);`
+# where 2.13 wraps it in AOTI_TORCH_ERROR_CODE_CHECK): the model then runs on after a failed extern call.
+IGNORES_EXECUTOR_STATUS = {"2.11": True, "2.12": True, "2.13": False, "2.14": False, "2.15": False}
 # The environments of the supported torch releases this checkout makes (`make setup`,
 # `make setup-torch2.14`), whose packages the others run.
 VENVS = {"2.13": REPO / ".venv", "2.14": REPO / ".venv-torch2.14"}
 
 
 def test_the_facts_cover_every_supported_release() -> None:
-    assert set(EXPORT_SCHEMA) == set(ARCHIVE_VERSION) == set(METADATA_KEYS) == set(SUPPORTED)
+    assert set(EXPORT_SCHEMA) == set(ARCHIVE_VERSION) == set(METADATA_KEYS) == set(IGNORES_EXECUTOR_STATUS) \
+        == set(SUPPORTED)
     assert set(VENVS) <= set(SUPPORTED)
     assert RELEASE in SUPPORTED
 
@@ -150,3 +155,71 @@ def test_packages_of_the_other_release_run_here(writer: str) -> None:
     with torch.no_grad():
         torch.testing.assert_close(es.cpp.AOTIRunner(packages["mlp"])(*mlp.inputs(1)), mlp.module()(*mlp.inputs(1)),
                                    rtol=1e-4, atol=1e-5)
+
+
+def _older(release: str, name: str) -> Path:
+    path = release_packages.path(release, name)
+    assert path.exists(), f"{path} is missing: tests/support/release_packages.py says how it is made"
+    return path
+
+
+def _run(kind: str, path: Path, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+    """The package at `path` run by es.cpp's runner, through the C++ or the Python executor; every
+    input must be recorded in its wrapper (require_input_records: no warning, every check made)."""
+    runner = es.cpp.AOTIRunner(path, require_input_records=True)
+    if kind == "cpp":
+        return runner.run_flat(list(inputs))
+    nodes = es.loads(read_member(path, ".wrapper.json"), es.ExternKernelNodes)
+    return runner.run_flat_with(es.ProxyExecutor(nodes).call_function, list(inputs))
+
+
+@pytest.mark.parametrize("kind", ["python", "cpp"])
+@pytest.mark.parametrize("writer", release_packages.RELEASES)
+def test_packages_of_older_releases_run_here_through_both_executors(writer: str, kind: str) -> None:
+    """Packages torch 2.11 and 2.12 compiled (tests/data/), lite mode (the MLP at two batch sizes,
+    topk/sort/gather/index_select) and default mode (a custom op whose kwarg-only defaults the node
+    omits), equal to eager; their inputs are recorded by their `check_input_N` alone."""
+    for name, model in (("lite_mlp", zoo.ZOO["mlp"]), ("lite_index_sort", zoo.ZOO["index_sort"])):
+        path = _older(writer, name)
+        assert b'"input")' not in read_member(path, ".wrapper.cpp")  # no assert_size_stride record
+        for variant in (0, 1) if model.dynamic else (0,):
+            inputs = model.inputs(variant)
+            with torch.no_grad():
+                want = pytree.tree_leaves(model.module()(*inputs))
+            got = _run(kind, path, inputs)
+            assert len(got) == len(want)
+            for g, w in zip(got, want, strict=True):
+                torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+    x, y = aoti_models.example_inputs()
+    (got,) = _run(kind, _older(writer, "kwonly"), (x, y))
+    torch.testing.assert_close(got, aoti_models.KwOnlyFixed()(x, y))
+
+
+@pytest.mark.parametrize("kind", ["python", "cpp"])
+@pytest.mark.parametrize("writer", [*release_packages.RELEASES, RELEASE])
+def test_a_failed_extern_call_is_raised_where_the_model_runs_on_after_it(writer: str, kind: str) -> None:
+    """An out-of-range index fails the `index_select` extern call. torch 2.11's and 2.12's models
+    ignore the executor's status and return as if they succeeded; the runner raises the call's
+    error all the same, as it does for a model that stops there (the running torch's)."""
+    path = _older(writer, "lite_index_sort") if writer in release_packages.RELEASES else zoo.lite_package("index_sort")
+    source = read_member(path, ".wrapper.cpp").decode()
+    checked = source.count("AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_proxy_executor_call_function(")
+    assert (checked == 0) == IGNORES_EXECUTOR_STATUS[writer]
+    assert "aoti_torch_proxy_executor_call_function(proxy_executor" in source
+    x, _ = zoo.ZOO["index_sort"].inputs(0)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        _run(kind, path, (x, torch.tensor([2, 0, 9])))
+
+
+@pytest.mark.parametrize("writer", [*release_packages.RELEASES, RELEASE])
+def test_the_first_failed_call_is_the_one_raised(writer: str) -> None:
+    """A model that runs on after a failed call makes more calls, which fail too (their inputs
+    were never written): the first failure is the one raised."""
+    path = _older(writer, "lite_mlp") if writer in release_packages.RELEASES else zoo.lite_package("mlp")
+    runner = es.cpp.AOTIRunner(path, require_input_records=True)
+
+    def call_function(index: int, int_args: list[int], tensor_args: list[object]) -> None:
+        raise es.CallError(f"refused call {index}")
+
+    with pytest.raises(es.CallError, match=r"^refused call 0$"):
+        runner.run_flat_with(call_function, list(zoo.ZOO["mlp"].inputs(0)))

@@ -4,6 +4,7 @@
 #include <c10/core/ScalarType.h>
 
 #include <charconv>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -99,6 +100,15 @@ std::optional<c10::ScalarType> scalar_type_named(std::string_view k_name) {
   return std::nullopt;
 }
 
+// What the input check of torch 2.11 and 2.12 (`check_input_N`) and the symbol bindings of
+// `run_impl` state about one input's shape, for a wrapper with no `assert_size_stride(..., "input")`.
+struct Checked {
+  bool declared = false;                         // auto VAR_size = VAR.sizes();
+  std::map<std::size_t, std::string> sizes;      // dimension -> literal or bound symbol
+  std::map<std::size_t, std::string> strides;    // dimension -> literal or bound symbol
+  std::map<std::size_t, bool> size_checked;      // dimensions with a size check (literal or range)
+};
+
 struct Parser {
   const std::string& label;
   const std::vector<std::string>& names;  // the library's input names, or empty
@@ -106,6 +116,14 @@ struct Parser {
   std::size_t num_inputs;
   std::vector<RecordedInput> specs;
   std::unordered_map<std::string, std::size_t> index_of;  // wrapper variable -> input index
+  std::vector<Checked> checked = std::vector<Checked>(num_inputs);
+  bool lower_bound_checks = false;  // some `if (VAR_size[D] < LO)`: every dynamic size has a check
+  bool binds_symbols = false;       // some `int64_t SYM = VAR_size[D];`: the model has dynamic sizes
+
+  Checked* check(std::string_view var) {
+    auto it = index_of.find(std::string(var));
+    return it == index_of.end() ? nullptr : &checked[it->second];
+  }
 
   RecordedInput* spec(std::string_view var) {
     auto it = index_of.find(std::string(var));
@@ -150,9 +168,36 @@ struct Parser {
       if (eat(rest, " = ConstantHandle(input_handles")) bind(var, rest, "]);");
       return;
     }
-    if (eat(rest, "auto ")) {  // auto VAR = std::move(inputs[N]);
+    if (eat(rest, "int64_t ")) {  // int64_t SYM = VAR_size[D];   /   int64_t SYM = VAR_stride[D];
+      std::string_view sym = ident(rest);
+      if (sym.empty() || !eat(rest, " = ")) return;
+      std::string_view probe = rest;
+      bool is_size = true;
+      auto at = indexed(probe, "_size");
+      if (!at) {
+        probe = rest;
+        at = indexed(probe, "_stride");
+        is_size = false;
+      }
+      if (!at || !eat(probe, ";") || !trim(probe).empty()) return;
+      if (Checked* c = check(at->first)) {
+        binds_symbols = true;
+        (is_size ? c->sizes : c->strides).emplace(at->second, std::string(sym));
+      }
+      return;
+    }
+    if (eat(rest, "auto ")) {  // auto VAR = std::move(inputs[N]);   /   auto VAR_size = VAR.sizes();
       std::string_view var = ident(rest);
-      if (eat(rest, " = std::move(inputs")) bind(var, rest, "]);");
+      if (!eat(rest, " = ")) return;
+      if (eat(rest, "std::move(inputs")) {
+        bind(var, rest, "]);");
+        return;
+      }
+      constexpr std::string_view suffix = "_size";
+      if (var.size() <= suffix.size() || var.substr(var.size() - suffix.size()) != suffix) return;
+      std::string_view of = var.substr(0, var.size() - suffix.size());
+      if (eat(rest, of) && eat(rest, ".sizes();") && rest.empty())
+        if (Checked* c = check(of)) c->declared = true;
       return;
     }
     if (eat(rest, "int32_t ")) {  // int32_t VAR_expected_device_type = T;
@@ -172,6 +217,15 @@ struct Parser {
         std::string_view probe = rest;
         if (auto sz = indexed(probe, "_size"); sz && eat(probe, ") {")) {
           if (RecordedInput* in = spec(sz->first)) in->min_size[sz->second] = in->max_size[sz->second] = *k;
+          if (Checked* c = check(sz->first)) {
+            c->sizes[sz->second] = std::to_string(*k);
+            c->size_checked[sz->second] = true;
+          }
+          return;
+        }
+        probe = rest;
+        if (auto st = indexed(probe, "_stride"); st && eat(probe, ") {")) {
+          if (Checked* c = check(st->first)) c->strides[st->second] = std::to_string(*k);
         }
         return;
       }
@@ -182,6 +236,8 @@ struct Parser {
       auto bound = integer(rest);
       RecordedInput* in = spec(sz->first);
       if (!bound || !in || !eat(rest, ") {")) return;
+      check(sz->first)->size_checked[sz->second] = true;
+      if (below) lower_bound_checks = true;
       // A lower bound of 2 is the compiler's assumption about every dynamic size (it never
       // specializes 0 and 1), whatever the model declared: Dim(min=1) and Dim(min=2) both write
       // `< 2`, and a Dim(min=1) model runs size 1 (torch's test_dynamic_cat). Only a higher bound
@@ -201,6 +257,36 @@ struct Parser {
       return;
     }
   }
+
+  // torch 2.11 and 2.12 write no `assert_size_stride(VAR, ..., "input")` (docs/torch-compat.md):
+  // an input without one takes its rank, sizes and strides from its `check_input_N`, where every
+  // dimension has a size check (a literal, or a range: the lower bound of a dynamic size is
+  // checked unless `aot_inductor.check_lowerbound` was turned off, which the absence of every
+  // lower-bound check in a model with dynamic sizes shows), each dynamic size and stride named
+  // by the symbol `run_impl` binds to it. Anything less is no record: a dynamic size bound
+  // elsewhere (another input's) cannot be checked against it, so the input stays unrecorded.
+  void from_checks() {
+    if (binds_symbols && !lower_bound_checks) return;
+    for (std::size_t i = 0; i < num_inputs; ++i) {
+      RecordedInput& in = specs[i];
+      const Checked& c = checked[i];
+      if (in.rank || !in.dtype || !c.declared) continue;
+      const std::size_t rank = c.size_checked.size();  // dimensions 0..rank-1, each checked
+      if (rank > kMaxRank || (rank && c.size_checked.rbegin()->first != rank - 1)) continue;
+      if (c.sizes.size() != rank || c.strides.size() != rank) continue;
+      std::vector<std::string> sizes, strides;
+      for (std::size_t d = 0; d < rank; ++d) {
+        auto size = c.sizes.find(d), stride = c.strides.find(d);
+        if (size == c.sizes.end() || stride == c.strides.end()) break;
+        sizes.push_back(size->second);
+        strides.push_back(stride->second);
+      }
+      if (sizes.size() != rank) continue;  // a size or stride that nothing names
+      in.rank = rank;
+      in.sizes = std::move(sizes);
+      in.strides = std::move(strides);
+    }
+  }
 };
 
 }  // namespace
@@ -216,6 +302,7 @@ std::vector<RecordedInput> recorded_inputs_from_wrapper(std::string_view source,
     if (nl == std::string_view::npos) break;
     source.remove_prefix(nl + 1);
   }
+  p.from_checks();
   return std::move(p.specs);
 }
 
