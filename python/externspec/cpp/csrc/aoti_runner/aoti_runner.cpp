@@ -37,6 +37,7 @@
 #endif
 
 #include "aoti_package/aoti_package.h"
+#include "aoti_runner/c_shim.h"
 #include "aoti_runner/model_library.h"
 #include "aoti_package/wrapper_inputs.h"
 
@@ -304,6 +305,7 @@ void AOTIRunner::load(const std::string& package_path, const AOTIRunnerOptions& 
 
 void AOTIRunner::open_library() {
   const detail::ExtractedFile& library = package_->library;
+  detail::check_c_shim(library.path, name_);
   dl_ = detail::load_library(library.path, library.record, name_ + ": cannot load the model library");
   load_symbol(dl_, name_, "AOTInductorModelContainerCreateWithDevice", api_->create);
   load_symbol(dl_, name_, "AOTInductorModelContainerDelete", api_->destroy);
