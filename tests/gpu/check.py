@@ -216,13 +216,13 @@ def check_matrix(es: Any) -> list[Row]:
         for route in ("es.cpp", "python"):
             label = f"matrix: torch {writer}'s {case} via {route}"
             try:
-                matrix.check(writer, path, route)
+                result = matrix.check(writer, path, route)
             except Exception as exc:  # every failure is a row
                 ok = known is not None and isinstance(exc, getattr(es, known[0]))
                 rows.append(Row(label, ok, ("known failure (matrix.KNOWN_FAILING): " if known else "") + failure(exc)))
             else:
-                rows.append(Row(label, not known, "as the matrix's rule says" +
-                                ("; listed in matrix.KNOWN_FAILING: remove it" if known else "")))
+                stale = "; listed in matrix.KNOWN_FAILING: remove it" if known else ""
+                rows.append(Row(label, not known, result + stale))
     return rows
 
 

@@ -262,16 +262,17 @@ def missing_shim_functions(package: Path) -> list[str]:
     return sorted(n for n in imported if n.startswith("aoti_torch_") and not hasattr(lib, n))
 
 
-def check(writer: str, package: Path, route: str) -> None:
+def check(writer: str, package: Path, route: str) -> str:
     """The matrix's rule for one cell: the package compiled by torch `writer` runs through `route` equal
     to eager, unless its model library calls C-shim functions this libtorch lacks: then the runner
-    refuses it at load with a PackageError naming the release the functions need and this one."""
+    refuses it at load with a PackageError naming the release the functions need and this one. Returns
+    which of the two it was; raises AssertionError, or the runner's error, when neither."""
     import externspec as es
 
     missing = missing_shim_functions(package)
     if not missing:
         run(package, route)
-        return
+        return "equal to eager"
     table = shim_releases()
     needed = max((table[f] for f in missing), key=release_key)
     assert release_key(needed) <= release_key(writer), (needed, writer)  # the table dates no function late
@@ -283,6 +284,7 @@ def check(writer: str, package: Path, route: str) -> None:
         raise AssertionError(f"{package} loaded, but this torch lacks {', '.join(missing)}")
     assert f"compiled by torch {needed} or later, and this is torch {release()}" in message, message
     assert all(f"{f} (torch {table[f]})" in message for f in missing), message
+    return f"refused at load: compiled by torch {needed} or later, this is torch {release()}"
 
 
 def outcome(package: Path, route: str) -> str:
