@@ -35,12 +35,22 @@ def test_every_supported_release_compiled_every_case() -> None:
 
 
 def test_the_shim_table_holds_for_this_torch() -> None:
-    """Every function the runner's table gives a release up to this one is in this libtorch; no later one is."""
+    """Every C-shim function the runner's table gives a release up to this one is in this libtorch; no
+    later one is."""
     libtorch = matrix.libtorch()
-    table = matrix.shim_releases()
+    table = matrix.release_names("kImport")
     assert table and set(table.values()) <= set(SUPPORTED)
     for function, since in table.items():
         assert hasattr(libtorch, function) == (matrix.release_key(since) <= matrix.release_key(RELEASE)), function
+
+
+def test_each_package_is_dated_to_its_release_or_before() -> None:
+    """The names a model library imports and exports date it to the release that compiled it, exactly
+    from 2.13 on (each release adds entry points or shim functions its libraries use), and 2.11 or 2.12
+    before (2.12 adds no entry point, and these packages call none of its new shim functions)."""
+    for writer, _, path in matrix.packages():
+        dated = matrix.dated_release(path)
+        assert dated == writer if matrix.release_key(writer) >= (2, 13) else dated == "2.11", (path, dated)
 
 
 def _cells() -> list[object]:

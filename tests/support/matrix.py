@@ -229,7 +229,7 @@ FLOAT_ALPHA = ("ModelError", "torch 2.11 to 2.14 pass int64 add's alpha to the C
 KNOWN_FAILING = {("2.15", "default"): LAYOUT_215, ("2.15", "lite"): LAYOUT_215, ("2.15", "int_add_lite"): LAYOUT_215,
                  **{(r, "int_add_lite"): FLOAT_ALPHA for r in ("2.11", "2.12", "2.13", "2.14")}}
 
-SHIM_RELEASES = REPO / "python" / "externspec" / "cpp" / "csrc" / "aoti_runner" / "c_shim_releases.inc"
+RELEASE_NAMES = REPO / "python" / "externspec" / "cpp" / "csrc" / "aoti_runner" / "torch_releases.inc"
 
 
 def release_key(release: str) -> tuple[int, int]:
@@ -237,10 +237,11 @@ def release_key(release: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def shim_releases() -> dict[str, str]:
-    """c_shim_releases.inc, the runner's table: C-shim function -> the release that added it."""
-    rows = re.findall(r'^\{"(\d+\.\d+)", "(\w+)"\},$', SHIM_RELEASES.read_text(), re.M)
-    return {function: since for since, function in rows}
+def release_names(kind: str) -> dict[str, str]:
+    """torch_releases.inc, the runner's table: name -> the release that added it, for `kind` "kImport"
+    (C-shim functions a model library may import) or "kExport" (its C entry points)."""
+    rows = re.findall(r'^\{"(\d+\.\d+)", (kImport|kExport), "(\w+)"\},$', RELEASE_NAMES.read_text(), re.M)
+    return {name: since for since, k, name in rows if k == kind}
 
 
 def libtorch() -> ctypes.CDLL:
@@ -248,43 +249,58 @@ def libtorch() -> ctypes.CDLL:
     return ctypes.CDLL(str(Path(torch.__file__).parent / "lib" / "libtorch.so"))
 
 
-def missing_shim_functions(package: Path) -> list[str]:
-    """The C-shim functions the package's model library imports that this libtorch lacks, found apart
-    from the runner's own ELF reading (nm, then dlsym through ctypes)."""
+def _dynamic_symbols(package: Path, defined: bool) -> list[str]:
+    """The names the package's model library imports (`defined` False: undefined, not weak) or exports,
+    by nm: apart from the runner's own ELF reading."""
     with zipfile.ZipFile(package) as z, tempfile.TemporaryDirectory() as tmp:
         (member,) = [n for n in z.namelist() if n.endswith(".wrapper.so")]
         library = Path(tmp) / "model.so"
         library.write_bytes(z.read(member))
-        out = subprocess.run(["nm", "-D", "--undefined-only", str(library)], capture_output=True, text=True,
-                             check=True).stdout
-    imported = [line.split()[-1] for line in out.splitlines() if line.split()[0] == "U"]
+        out = subprocess.run(["nm", "-D", "--defined-only" if defined else "--undefined-only", str(library)],
+                             capture_output=True, text=True, check=True).stdout
+    rows = [line.split() for line in out.splitlines()]
+    return [r[-1] for r in rows if defined or r[0] == "U"]
+
+
+def missing_shim_functions(package: Path) -> list[str]:
+    """The C-shim functions the package's model library imports that this libtorch lacks (nm, then
+    dlsym through ctypes)."""
     lib = libtorch()
-    return sorted(n for n in imported if n.startswith("aoti_torch_") and not hasattr(lib, n))
+    return sorted(n for n in _dynamic_symbols(package, False) if n.startswith("aoti_torch_") and not hasattr(lib, n))
+
+
+def dated_release(package: Path) -> str:
+    """The newest release whose names (the table's) the package's model library imports or exports:
+    the oldest torch that can have compiled it ("2.11" when it has none of them)."""
+    dated = [release_names("kImport").get(n) for n in _dynamic_symbols(package, False)]
+    dated += [release_names("kExport").get(n) for n in _dynamic_symbols(package, True)]
+    return max((r for r in dated if r), key=release_key, default="2.11")
 
 
 def check(writer: str, package: Path, route: str) -> str:
     """The matrix's rule for one cell: the package compiled by torch `writer` runs through `route` equal
     to eager, unless its model library calls C-shim functions this libtorch lacks: then the runner
-    refuses it at load with a PackageError naming the release the functions need and this one. Returns
-    which of the two it was; raises AssertionError, or the runner's error, when neither."""
+    refuses it at load with a PackageError naming the release that compiled it (as its names date it),
+    this one, and each missing function with its release. Returns which of the two it was; raises
+    AssertionError, or the runner's error, when neither."""
     import externspec as es
 
     missing = missing_shim_functions(package)
     if not missing:
         run(package, route)
         return "equal to eager"
-    table = shim_releases()
-    needed = max((table[f] for f in missing), key=release_key)
-    assert release_key(needed) <= release_key(writer), (needed, writer)  # the table dates no function late
+    table = release_names("kImport")
+    compiled = dated_release(package)
+    assert release_key(compiled) <= release_key(writer), (compiled, writer)  # the table dates no name late
     try:
         run(package, route)
     except es.PackageError as exc:
         message = str(exc)
     else:
         raise AssertionError(f"{package} loaded, but this torch lacks {', '.join(missing)}")
-    assert f"compiled by torch {needed} or later, and this is torch {release()}" in message, message
+    assert f"compiled by torch {compiled} or later, and this is torch {release()}" in message, message
     assert all(f"{f} (torch {table[f]})" in message for f in missing), message
-    return f"refused at load: compiled by torch {needed} or later, this is torch {release()}"
+    return f"refused at load: compiled by torch {compiled} or later, this is torch {release()}"
 
 
 def outcome(package: Path, route: str) -> str:

@@ -1,4 +1,4 @@
-#include "aoti_runner/c_shim.h"
+#include "aoti_runner/torch_release.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -18,16 +18,25 @@
 namespace externspec::detail {
 namespace {
 
-struct ShimRelease {
+enum NameKind { kImport, kExport };
+
+struct ReleaseName {
   const char* release;
-  const char* function;
+  NameKind kind;
+  const char* name;
 };
 
-constexpr ShimRelease kShimReleases[] = {
-#include "aoti_runner/c_shim_releases.inc"
+constexpr ReleaseName kReleaseNames[] = {
+#include "aoti_runner/torch_releases.inc"
 };
 
-constexpr std::string_view kShimPrefix = "aoti_torch_";
+constexpr std::string_view kShimPrefix = "aoti_torch_";    // the C shim's functions
+constexpr std::string_view kEntryPrefix = "AOTInductor";  // the model library's C entry points
+
+struct Symbols {
+  std::vector<std::string> imported;  // undefined, not weak, `aoti_torch_*`
+  std::vector<std::string> exported;  // defined, `AOTInductor*`
+};
 
 // `size` bytes at `offset` of `in` (whose length is `length`), or nullopt when out of bounds. A model
 // library holds its weights unless they are in a blob: only its headers and symbol tables are read.
@@ -49,10 +58,10 @@ std::optional<T> read_struct(std::ifstream& in, std::uint64_t length, std::uint6
   return out;
 }
 
-// The names of the undefined, non-weak `aoti_torch_*` symbols in the dynamic symbol table of the
-// ELF64 shared library `file` (empty when it is not one, or its tables are out of bounds).
-std::vector<std::string> imported_shim_functions(const std::string& file) {
-  std::vector<std::string> out;
+// The shim functions and entry points in the dynamic symbol table of the ELF64 shared library `file`
+// (none when it is not one, or its tables are out of bounds).
+Symbols dynamic_symbols(const std::string& file) {
+  Symbols out;
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) return out;
   const auto length = static_cast<std::uint64_t>(in.tellg());
@@ -70,22 +79,22 @@ std::vector<std::string> imported_shim_functions(const std::string& file) {
     auto strtab = section(symtab->sh_link);
     auto syms = read_at(in, length, symtab->sh_offset, symtab->sh_size);
     auto strs = strtab ? read_at(in, length, strtab->sh_offset, strtab->sh_size) : std::nullopt;
-    if (!syms || !strs) return out;
+    if (!syms || !strs) return {};
     for (std::uint64_t k = 0; k < syms->size() / sizeof(Elf64_Sym); ++k) {
       Elf64_Sym sym;
       std::memcpy(&sym, syms->data() + k * sizeof sym, sizeof sym);
-      if (sym.st_shndx != SHN_UNDEF || ELF64_ST_BIND(sym.st_info) == STB_WEAK || sym.st_name >= strs->size())
-        continue;
+      if (sym.st_name >= strs->size()) continue;
       const char* name = strs->data() + sym.st_name;
-      std::string_view view(name, strnlen(name, strs->size() - sym.st_name));
-      if (view.substr(0, kShimPrefix.size()) == kShimPrefix) out.emplace_back(view);
+      const std::string_view view(name, strnlen(name, strs->size() - sym.st_name));
+      if (sym.st_shndx == SHN_UNDEF) {
+        if (ELF64_ST_BIND(sym.st_info) != STB_WEAK && view.substr(0, kShimPrefix.size()) == kShimPrefix)
+          out.imported.emplace_back(view);
+      } else if (view.substr(0, kEntryPrefix.size()) == kEntryPrefix) {
+        out.exported.emplace_back(view);
+      }
     }
   }
   return out;
-}
-
-std::string runtime_release() {
-  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
 }
 
 // "2.13" < "2.9" as releases, not as text.
@@ -94,37 +103,51 @@ std::pair<int, int> release_key(std::string_view r) {
   return {std::stoi(std::string(r.substr(0, dot))), std::stoi(std::string(r.substr(dot + 1)))};
 }
 
+// The newer of two releases ("" is older than any).
+std::string newer(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return release_key(a) < release_key(b) ? b : a;
+}
+
 }  // namespace
 
-void check_c_shim(const std::string& file, const std::string& label) {
+void check_torch_release(const std::string& file, const std::string& label) {
   // libtorch.so and what it links (libtorch_cpu, and libtorch_cuda in a CUDA build) export the shim;
   // this process has it loaded (es.cpp links it), so this finds it without loading anything.
   void* torch = dlopen("libtorch.so", RTLD_LAZY | RTLD_NOLOAD);
   if (torch == nullptr) return;
+  const Symbols symbols = dynamic_symbols(file);
   std::vector<std::string> missing;
-  for (const std::string& name : imported_shim_functions(file)) {
+  for (const std::string& name : symbols.imported) {
     dlerror();
     if (dlsym(torch, name.c_str()) == nullptr) missing.push_back(name);
   }
   dlclose(torch);
   if (missing.empty()) return;
-  std::map<std::string, std::string> since;
-  for (const auto& [release, function] : kShimReleases) since.emplace(function, release);
-  std::string newest, listed;
+  std::map<std::string, std::string> since[2];
+  for (const auto& [release, kind, name] : kReleaseNames) since[kind].emplace(name, release);
+  auto release_of = [&](NameKind kind, const std::string& name) {
+    auto it = since[kind].find(name);
+    return it == since[kind].end() ? std::string() : it->second;
+  };
+  std::string compiled, needed, listed;  // the library's release, the one its missing functions need
+  for (const std::string& name : symbols.imported) compiled = newer(compiled, release_of(kImport, name));
+  for (const std::string& name : symbols.exported) compiled = newer(compiled, release_of(kExport, name));
   for (const std::string& name : missing) {
-    auto it = since.find(name);
-    const std::string release = it == since.end() ? "" : it->second;
-    if (!release.empty() && (newest.empty() || release_key(newest) < release_key(release))) newest = release;
+    const std::string release = release_of(kImport, name);
+    needed = newer(needed, release);
     listed += (listed.empty() ? "" : ", ") + name +
               (release.empty() ? " (in no torch release externspec knows)" : " (torch " + release + ")");
   }
-  const std::string runtime = "torch " + runtime_release();
-  const std::string compiled_by = newest.empty() ? "a torch other than the releases externspec knows"
-                                                 : "torch " + newest + " or later";
+  const std::string runtime =
+      "torch " + std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+  const std::string compiled_by = needed.empty() ? "a torch other than the releases externspec knows"
+                                                 : "torch " + compiled + " or later";
+  const std::string run_under = needed.empty() ? "the torch that compiled it" : "torch " + needed + " or later";
   throw PackageError(label + ": compiled by " + compiled_by + ", and this is " + runtime +
                      ": its model library calls C-shim functions " + runtime + " does not have: " + listed +
-                     "; run it under " + (newest.empty() ? "the torch that compiled it" : compiled_by) +
-                     ", or compile it again with " + runtime);
+                     "; run it under " + run_under + ", or compile it again with " + runtime);
 }
 
 }  // namespace externspec::detail
