@@ -12,7 +12,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-torch2.14 wheel test-torch2.14 generate check-generated check-schema lint typecheck docs test bench demo fuzz clean gpu-wheels gpu-check gpu-sim
+.PHONY: help setup setup-torch2.14 wheel test-torch2.14 matrix-data generate check-generated check-schema lint typecheck docs test bench demo fuzz clean gpu-wheels gpu-check gpu-sim
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -78,11 +78,18 @@ test: $(STAMP) check-generated check-schema ## run the whole test suite (slow te
 # The packaging tests come first: one worker builds the wheel (CMake) while the other builds es.cpp
 # and runs the rest (last, the wheel build kept a worker busy alone for ten minutes).
 TESTS_TORCH214 := tests/packaging tests/cpp/test_conformance.py tests/test_executor_conformance.py \
-	tests/test_torch_compat.py tests/test_torch_releases.py tests/test_lite_zoo.py tests/test_aoti_crosscheck.py \
+	tests/test_torch_compat.py tests/test_torch_releases.py tests/test_torch_matrix.py tests/test_lite_zoo.py tests/test_aoti_crosscheck.py \
 	tests/test_cpp_aoti_package.py tests/test_cuda.py tests/test_runtime_device.py
 test-torch2.14: ## the tests of torch 2.14.1's packages, es.cpp's CUDA path and the 2.14 wheel (in .venv-torch2.14)
 	$(MAKE) setup-torch2.14
 	$(VENV_TORCH214)/bin/python -m pytest -n 2 $(TESTS_TORCH214)
+
+# The cross-version matrix's packages (tests/data/matrix/<release>/; docs/torch-compat.md, "The
+# cross-version matrix"): each interpreter of MATRIX_PYTHONS, one per supported torch, compiles them into
+# its release's folder with the eager inputs and outputs (it needs torch alone, run from this folder).
+matrix-data: ## compile the cross-version matrix's packages with the torch of each of MATRIX_PYTHONS into tests/data/matrix/
+	@[ -n "$(MATRIX_PYTHONS)" ] || { echo "matrix-data: set MATRIX_PYTHONS to one Python per supported torch" >&2; exit 2; }
+	for py in $(MATRIX_PYTHONS); do $$py -m tests.support.matrix compile || exit 1; done
 
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side
 	$(PY) benchmarks/run.py

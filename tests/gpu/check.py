@@ -51,6 +51,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--work-dir", type=Path, default=Path(os.environ.get("EXTERNSPEC_CACHE_DIR", ".cache")) / "gpu",
                    help="where compiled packages and the op library are cached")
     p.add_argument("--repeat", type=int, default=50, help="timed forwards per runner (median reported)")
+    p.add_argument("--matrix", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run the cross-version matrix: the CPU packages of every supported torch in "
+                        "tests/data/matrix/ through both executors (default: on)")
     p.add_argument("--jobs", type=int, default=max(1, min(4, (os.cpu_count() or 1) // 4)),
                    help="packages compiled at once, in worker processes (default: a quarter of the cores, "
                         "at most 4)")
@@ -202,6 +205,27 @@ def check_cpu_input_refused(es: Any, args: argparse.Namespace) -> Row:
     return Row("CPU input to a CUDA model", False, "no error")
 
 
+def check_matrix(es: Any) -> list[Row]:
+    """The cross-version matrix under this torch (tests/support/matrix.py: the rule of
+    tests/test_torch_matrix.py, a row per package and executor; a known failure passes as one)."""
+    from tests.support import matrix
+
+    rows = []
+    for writer, case, path in matrix.packages():
+        known = matrix.KNOWN_FAILING.get((writer, case))
+        for route in ("es.cpp", "python"):
+            label = f"matrix: torch {writer}'s {case} via {route}"
+            try:
+                result = matrix.check(writer, path, route)
+            except Exception as exc:  # every failure is a row
+                ok = known is not None and isinstance(exc, getattr(es, known[0]))
+                rows.append(Row(label, ok, ("known failure (matrix.KNOWN_FAILING): " if known else "") + failure(exc)))
+            else:
+                stale = "; listed in matrix.KNOWN_FAILING: remove it" if known else ""
+                rows.append(Row(label, not known, result + stale))
+    return rows
+
+
 def failure(exc: BaseException) -> str:
     """A failed step's reason, for its row: the exception's type and the start of its message."""
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
@@ -247,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             steps: list[tuple[str, Callable[[], list[Row]]]] = [
                 (f"{name}/{mode}", lambda name=name, mode=mode: check_case(es, zoo.CASES[name], mode, args))
                 for name, mode in plan(args)]
+            if args.matrix:
+                steps.append(("matrix", lambda: check_matrix(es)))
             steps += [("cpu input", lambda: [check_cpu_input_refused(es, args)]),
                       ("streams", lambda: [check_streams(es, args)])]
             for what, step in steps:

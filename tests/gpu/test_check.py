@@ -19,6 +19,7 @@ def test_arguments() -> None:
     assert check.plan(check.parse_args(["--modes", "lite"])) == [(n, "lite") for n, c in zoo.CASES.items()
                                                                  if "lite" in c.modes]
     assert check.parse_args([]).device == "cuda"
+    assert check.parse_args([]).matrix and not check.parse_args(["--no-matrix"]).matrix
 
 
 @pytest.mark.parametrize("argv", [["--cases", "mlp,nope"], ["--modes", "fast"], ["--jobs", "0"],
@@ -36,7 +37,7 @@ def test_dry_mode_runs_the_check_on_the_cpu(tmp_path: Path, capsys: pytest.Captu
     """The custom op (compiled with cpp_extension, called through the proxy executor) and the extern
     chain through both runners against eager, as on a GPU; the CUDA-only rows are skipped."""
     assert check.main(["--device", "cpu", "--cases", "custom_op,extern_chain", "--modes", "default",
-                       "--repeat", "2", "--jobs", "1", "--work-dir", str(tmp_path)]) == 0
+                       "--repeat", "2", "--jobs", "1", "--work-dir", str(tmp_path), "--no-matrix"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "gpu-check: 5 passed, 0 failed"
     assert out[-2] == "(2 skipped, not counted)"

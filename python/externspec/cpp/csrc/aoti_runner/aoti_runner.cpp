@@ -38,6 +38,7 @@
 
 #include "aoti_package/aoti_package.h"
 #include "aoti_runner/model_library.h"
+#include "aoti_runner/torch_release.h"
 #include "aoti_package/wrapper_inputs.h"
 
 namespace externspec {
@@ -304,6 +305,7 @@ void AOTIRunner::load(const std::string& package_path, const AOTIRunnerOptions& 
 
 void AOTIRunner::open_library() {
   const detail::ExtractedFile& library = package_->library;
+  detail::check_torch_release(library.path, name_);
   dl_ = detail::load_library(library.path, library.record, name_ + ": cannot load the model library");
   load_symbol(dl_, name_, "AOTInductorModelContainerCreateWithDevice", api_->create);
   load_symbol(dl_, name_, "AOTInductorModelContainerDelete", api_->destroy);
