@@ -16,7 +16,7 @@ import torch
 
 import externspec
 from externspec import _torch_support
-from tests.cpp.test_include import APP_SOURCE, DOCUMENT, compile_lines, run_compile_line
+from tests.decoder_cpp.test_include import APP_SOURCE, DOCUMENT, compile_lines, run_compile_line
 from tests.packaging import custom_op_package
 from tests.packaging.test_torch_support import fake_torch
 from tests.packaging.wheelenv import REPO, built_wheel, venv_env, venv_with_wheel

@@ -7,7 +7,7 @@ missing and extra keys, multi-key unions, out-of-range ints, NaN, deep nesting, 
 lists, invalid UTF-8.
 
 Built from the field annotations of the pydantic models (the IR's view as emitted), the same way
-as the C++ round-trip property of tests/cpp/test_roundtrip_property.py, which can import
+as the C++ round-trip property of tests/decoder_cpp/test_roundtrip_property.py, which can import
 `documents` from here.
 """
 
