@@ -8,13 +8,12 @@ Slow: compiles one small model twice (weights in the library, weights in a blob)
 
 from __future__ import annotations
 
-import glob
 import re
 import shutil
 import struct
 import warnings
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +25,15 @@ from hypothesis import strategies as st
 import externspec as es
 from tests.support import cpp_models as cm
 
-pytestmark = pytest.mark.slow
+# Every test: no directory the runner extracted outlives what made it (success or failure).
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("extraction_root")]
 
 MODEL = cm.MODELS["runner"]
-
-
-def _temp_dirs() -> set[str]:
-    return set(glob.glob("/tmp/externspec-aoti-*"))
 
 
 def _mapped_files() -> set[str]:
     with open("/proc/self/maps") as f:
         return {line.split(maxsplit=5)[5].strip() for line in f if len(line.split(maxsplit=5)) == 6}
-
-
-@pytest.fixture(autouse=True)
-def no_temp_dirs_left() -> Iterator[None]:
-    """Every test: no /tmp/externspec-aoti-* directory outlives what made it (success or failure)."""
-    before = _temp_dirs()
-    yield
-    assert _temp_dirs() <= before
 
 
 @pytest.fixture(scope="session", params=["runner", "runner_blob"], ids=["weights-in-library", "weights-in-blob"])
