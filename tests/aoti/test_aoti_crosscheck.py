@@ -23,6 +23,7 @@ import torch
 import externspec as es
 from externspec import aoti
 from tests.support import aoti_models, zoo
+from tests.support.executors import Executor
 
 pytestmark = pytest.mark.slow
 
@@ -116,7 +117,7 @@ def test_torch_file_has_no_version_and_reads_under_the_baseline(package) -> None
     assert '"schema_version"' not in package.json_text
 
 
-def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(make_executor) -> None:
+def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(executor: Executor) -> None:
     """torch omits kwarg-only defaults from its JSON but passes them in the wrapper's int array
     (its own runner then fails). Both executors lay a torch-written file out by that rule, decided
     at load, and read the values from the arrays; a versioned file stays strict."""
@@ -129,7 +130,7 @@ def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(ma
     x, y = aoti_models.example_inputs()
     zoo.assert_torchs_runner_fails(path, (x, y), aoti_models.KwOnlyFixed()(x, y))
     co = aoti_models.co
-    ex = make_executor(package.nodes)
+    ex = executor(package.nodes)
     slots = [x, None]
     ex.call_function(0, list(call.int_args), slots)
     assert torch.equal(slots[1], co.kwonly_fixed(x, 5))
@@ -140,7 +141,7 @@ def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(ma
                                            "slots, got 2 tensors and 1 ints"):
         ex.call_function(0, [5], [x, None])
     # The same node in an externspec-written (versioned) file: an omitted argument takes no slot.
-    versioned = make_executor(package.nodes.model_copy(update={"schema_version": es.SCHEMA_VERSION}))
+    versioned = executor(package.nodes.model_copy(update={"schema_version": es.SCHEMA_VERSION}))
     slots = [x, None]
     versioned.call_function(0, [5], slots)
     assert torch.equal(slots[1], co.kwonly_fixed(x, 5))
@@ -151,5 +152,5 @@ def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(ma
     site = b.add(co.kwonly_fixed, (x, 5))
     assert site.int_args == [5, 3, 4]
     slots = list(site.tensor_args)
-    make_executor(es.loads(es.dumps(b.build()), es.ExternKernelNodes)).call_function(0, site.int_args, slots)
+    executor(es.loads(es.dumps(b.build()), es.ExternKernelNodes)).call_function(0, site.int_args, slots)
     assert torch.equal(slots[1], co.kwonly_fixed(x, 5))

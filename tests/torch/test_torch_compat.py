@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import externspec as es
+from tests.support.executors import Executor
 
 
 def _node(target: str, inputs: dict[str, dict[str, Any]], outputs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -30,9 +31,9 @@ ADDMM = _node("aten::addmm", {"self": {"as_tensor": {"name": "b"}}, "mat1": {"as
                               "mat2": {"as_tensor": {"name": "w"}}}, [{"as_tensor": {"name": "buf1"}}])
 
 
-def test_addmm_without_beta_alpha_reads_them_from_the_int_array(make_executor) -> None:
+def test_addmm_without_beta_alpha_reads_them_from_the_int_array(executor: Executor) -> None:
     b, x, w = torch.randn(3), torch.randn(2, 4), torch.randn(4, 3)
-    ex = make_executor(_spec(ADDMM))
+    ex = executor(_spec(ADDMM))
     for beta, alpha in [(1, 1), (2, 3)]:
         slots = [b, x, w, None]
         ex.call_function(0, [beta, alpha], slots)
@@ -42,9 +43,9 @@ def test_addmm_without_beta_alpha_reads_them_from_the_int_array(make_executor) -
         ex.call_function(0, [], [b, x, w, None])
 
 
-def test_versioned_addmm_without_beta_alpha_takes_no_int_slots(make_executor) -> None:
+def test_versioned_addmm_without_beta_alpha_takes_no_int_slots(executor: Executor) -> None:
     b, x, w = torch.randn(3), torch.randn(2, 4), torch.randn(4, 3)
-    ex = make_executor(_spec(ADDMM, versioned=True))
+    ex = executor(_spec(ADDMM, versioned=True))
     slots = [b, x, w, None]
     ex.call_function(0, [], slots)
     torch.testing.assert_close(slots[3], torch.addmm(b, x, w))
@@ -53,9 +54,9 @@ def test_versioned_addmm_without_beta_alpha_takes_no_int_slots(make_executor) ->
 
 
 @pytest.mark.parametrize(("target", "returns"), [("aten::is_nonzero", "bool"), ("aten::_local_scalar_dense", "Scalar")])
-def test_returns_the_abi_cannot_carry_are_refused_at_load_naming_the_op(make_executor, target: str,
+def test_returns_the_abi_cannot_carry_are_refused_at_load_naming_the_op(executor: Executor, target: str,
                                                                        returns: str) -> None:
     spec = _spec(_node(target, {"self": {"as_tensor": {"name": "x"}}}, [{"as_none": True}]))
     with pytest.raises(es.SpecMismatchError, match=rf"node 0 `buf0` \({target}\): return 0 has runtime type "
                                                    rf"`{returns}`, which the ABI cannot return"):
-        make_executor(spec)
+        executor(spec)
