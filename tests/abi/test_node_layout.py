@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,13 +21,13 @@ import externspec as es
 from externspec import aoti
 from externspec.abi import split_target
 from externspec.cli.commands.inspect import describe
-from tests.abi.test_executor_conformance import LOAD_ERRORS
-from tests.abi.test_runtime import CALLS
 from tests.support import aoti_models, artifacts
 from tests.support import custom_ops as co  # noqa: F401 (registers the ops the replay calls use)
+from tests.support.calls import CALLS
 from tests.support.executors import Executor, slot_counts
+from tests.support.load_errors import LOAD_ERRORS
+from tests.support.paths import CONFORMANCE
 
-CORPUS = Path(__file__).parents[1] / "conformance"
 GUARDED = "refused by the executor's op policy:"  # a guard refuses a value, not a layout
 
 
@@ -43,10 +42,10 @@ def index_add(schema_version: es.SchemaVersion | None) -> es.ExternKernelNodes:
 
 
 def conformance_files() -> Iterator[tuple[str, Callable[[], es.ExternKernelNodes]]]:
-    manifest = json.loads((CORPUS / "manifest.json").read_text())
+    manifest = json.loads((CONFORMANCE / "manifest.json").read_text())
     for name, type_name in sorted(manifest["valid"].items()):
         if type_name == "ExternKernelNodes":
-            yield name, lambda name=name: es.loads((CORPUS / "valid" / name).read_text(), es.ExternKernelNodes)
+            yield name, lambda name=name: es.loads((CONFORMANCE / "valid" / name).read_text(), es.ExternKernelNodes)
 
 
 def built(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> es.ExternKernelNodes:

@@ -28,8 +28,6 @@ from externspec.abi import op_policy
 from tests.support import op_sweep
 from tests.support.executors import Executor
 
-ROOT = Path(__file__).resolve().parents[2]
-
 # What makes an op a suspect. Namespaces of collectives, profilers and debug hooks; names that
 # speak of files, printing, seeds/generators, caches, storages and raw allocation; names of ops that
 # make views, sparse tensors or indices from the caller's geometry; `str` arguments named like a path.

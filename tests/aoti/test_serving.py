@@ -8,7 +8,6 @@ library, once loaded, stays loaded for the life of the process)."""
 
 from __future__ import annotations
 
-import glob
 import io
 import json
 import os
@@ -29,10 +28,11 @@ import externspec as es
 from tests.packaging import custom_op_package
 from tests.support import cpp_models as cm
 from tests.support import serving_models, torchbind_models, zoo
+from tests.support.cli import externspec
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 THREADS = 4
 RUNS_PER_THREAD = 25
 
@@ -169,7 +169,7 @@ def _maps() -> int:
         return sum(1 for _ in f)
 
 
-def test_load_run_destroy_cycles_leave_no_temp_dir_fd_or_memory_behind() -> None:
+def test_load_run_destroy_cycles_leave_no_temp_dir_fd_or_memory_behind(extraction_root: Path) -> None:
     """200 cycles of load, run (two model instances) and close: no temporary directory, descriptor,
     mapping or memory stays behind (the model library is loaded once and shared by the cycles;
     before it was, each cycle kept 6 mappings and ~290 KiB of it)."""
@@ -184,11 +184,10 @@ def test_load_run_destroy_cycles_leave_no_temp_dir_fd_or_memory_behind() -> None
 
     for _ in range(20):  # warm: the allocator's pools, torch's lazy state, the shared library
         cycle()
-    temp_before = set(glob.glob("/tmp/externspec-aoti-*"))
     fds_before, rss_before, maps_before = _fds(), _rss_kib(), _maps()
     for _ in range(200):
         cycle()
-    assert set(glob.glob("/tmp/externspec-aoti-*")) <= temp_before
+    assert not list(extraction_root.iterdir())
     assert _fds() <= fds_before
     assert _maps() - maps_before < 10, f"{_maps() - maps_before} more mappings after 200 cycles"
     grown_kib = _rss_kib() - rss_before
@@ -365,21 +364,17 @@ def test_the_python_executor_refuses_torchbind_calls_saying_why() -> None:
 
 
 def test_inspect_and_check_spec_list_the_namespaces_a_package_needs() -> None:
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "externspec", *args], capture_output=True, text=True,
-                              timeout=300, cwd=REPO)
-
     package = str(custom_op_package.package())
-    without = cli("check-spec", package)
+    without = externspec("check-spec", package)
     assert without.returncode == 1
     assert "op namespaces: my_ops (not registered); load the libraries of those not registered" in without.stdout
     assert "nor any op of namespace `my_ops`" in without.stderr
-    loaded = cli("check-spec", package, "--load", str(custom_op_package.ops_library()))
+    loaded = externspec("check-spec", package, "--load", str(custom_op_package.ops_library()))
     assert loaded.returncode == 0 and "op namespaces: my_ops (registered)\n" in loaded.stdout
-    shown = cli("inspect", str(torchbind_models.package("foo_ops")), "--format", "json")
+    shown = externspec("inspect", str(torchbind_models.package("foo_ops")), "--format", "json")
     [doc] = json.loads(shown.stdout)[0]["documents"]
     assert doc["namespaces"] == {"_TorchScriptTesting": False}
-    assert cli("inspect", str(torchbind_models.package("foo_ops")), "--load",
+    assert externspec("inspect", str(torchbind_models.package("foo_ops")), "--load",
                str(torchbind_models.LIBRARY)).stdout.count("op namespaces: _TorchScriptTesting (registered)") == 1
 
 

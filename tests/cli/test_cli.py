@@ -25,17 +25,12 @@ from thriftpy2.utils import deserialize
 
 import externspec as es
 from tests.support import artifacts as support
+from tests.support.cli import command, externspec, externspec_bytes
+from tests.support.paths import IDL, PAYLOADS, REPO
 from tests.support.versions import CURRENT_TEXT
 
-ROOT = Path(__file__).resolve().parents[2]
-OPS = ROOT / "tests/support/artifact_ops.py"  # registers the custom ops in the `inspect --load` subprocess
+OPS = REPO / "tests/support/artifact_ops.py"  # registers the custom ops in the `inspect --load` subprocess
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m externspec ARGS` in a fresh process."""
-    return subprocess.run([sys.executable, "-m", "externspec", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env=env, timeout=300)
 
 
 @pytest.fixture(scope="session")
@@ -72,11 +67,11 @@ def rewrite_member(src: Path, dst: Path, suffix: str, edit) -> None:
 
 
 def test_version():
-    r = run("version")
+    r = externspec("version")
     assert r.returncode == 0, r.stderr
     assert re.search(rf"^schema version\s+{re.escape(CURRENT_TEXT)}$", r.stdout, re.M)
     assert f"sha256:{es.IDL_CHECKSUM}" in r.stdout
-    info = json.loads(run("version", "--json").stdout)
+    info = json.loads(externspec("version", "--json").stdout)
     assert info == {"externspec": es.__version__, "schema_version": CURRENT_TEXT, "idl_checksum": es.IDL_CHECKSUM,
                     "torch_export_schema_major": 8}
 
@@ -88,11 +83,11 @@ def test_installed_entry_point_runs():
 
 
 def test_usage_errors_exit_2():
-    assert run().returncode == 2
-    r = run("validate")
+    assert externspec().returncode == 2
+    r = externspec("validate")
     assert r.returncode == 2 and "the following arguments are required: FILE" in r.stderr
-    assert run("inspect", "x.json", "--bogus").returncode == 2
-    h = run("convert", "--help")
+    assert externspec("inspect", "x.json", "--bogus").returncode == 2
+    h = externspec("convert", "--help")
     assert h.returncode == 0 and h.stdout.startswith("usage: externspec convert")
 
 
@@ -107,16 +102,16 @@ def test_every_subcommand_has_help(sub, capsys):
 
 
 def test_generate_check_and_stale_root(tmp_path):
-    r = run("generate", "--check")
+    r = externspec("generate", "--check")
     assert r.returncode == 0, r.stderr
     assert "generated code is current" in r.stdout
-    r = run("generate", "--check", "--idl", str(ROOT / "schema/externspec.thrift"), "--root", str(tmp_path))
+    r = externspec("generate", "--check", "--idl", str(IDL), "--root", str(tmp_path))
     assert r.returncode == 1
     assert "models.py: missing" in r.stderr and "run `make generate`" in r.stderr
-    r = run("generate", "--idl", str(ROOT / "schema/externspec.thrift"), "--root", str(tmp_path))
+    r = externspec("generate", "--idl", str(IDL), "--root", str(tmp_path))
     assert r.returncode == 0 and "wrote" in r.stdout
     assert (tmp_path / "python/externspec/_generated/models.py").read_text() == (
-        ROOT / "python/externspec/_generated/models.py").read_text()
+        REPO / "python/externspec/_generated/models.py").read_text()
 
 
 # --- validate ------------------------------------------------------------------------------------------
@@ -124,7 +119,7 @@ def test_generate_check_and_stale_root(tmp_path):
 
 @pytest.mark.slow
 def test_validate_real_artifacts(artifacts, documents):
-    r = run("validate", str(artifacts["ep"]), str(artifacts["aoti"]), str(documents["wrapper"]),
+    r = externspec("validate", str(artifacts["ep"]), str(artifacts["aoti"]), str(documents["wrapper"]),
             str(documents["program"]))
     assert r.returncode == 0, r.stdout + r.stderr
     wrapper_name = member(artifacts["aoti"], ".wrapper.json")[0]
@@ -165,23 +160,24 @@ def test_validate_bad_files(artifacts, documents, tmp_path):
     cases["newer.pt2"] = (b"", r"\.wrapper\.json\n  \$\.schema_version: document schema 3\.1 has major version 3")
 
     for name, (_, expected) in cases.items():
-        r = run("validate", str(tmp_path / name))
+        r = externspec("validate", str(tmp_path / name))
         assert r.returncode == 1, (name, r.stdout, r.stderr)
         assert r.stdout.startswith("INVALID"), (name, r.stdout)
         assert re.search(expected, r.stdout), (name, r.stdout)
         assert r.stderr == "" and "Traceback" not in r.stdout
 
     # A batch: every file is reported, and the exit code says one failed.
-    r = run("validate", str(documents["wrapper"]), str(tmp_path / "bad_arg.json"), str(tmp_path / "missing.json"))
+    r = externspec("validate", str(documents["wrapper"]), str(tmp_path / "bad_arg.json"),
+                   str(tmp_path / "missing.json"))
     assert r.returncode == 1
     assert r.stdout.count("INVALID") == 2 and "cannot read: No such file or directory" in r.stdout
     assert r.stdout.rstrip().endswith("2 invalid (3 files)")
 
 
 def test_validate_detects_every_document_type_of_the_released_payloads():
-    payloads = ROOT / "tests/compat/payloads/v1.0"
+    payloads = PAYLOADS / "v1.0"
     index = json.loads((payloads / "index.json").read_text())
-    r = run("validate", *(str(payloads / e["path"]) for e in index))
+    r = externspec("validate", *(str(payloads / e["path"]) for e in index))
     assert r.returncode == 0, r.stdout
     for e in index:
         assert re.search(rf"^OK +{re.escape(str(payloads / e['path']))}  \({e['type']}\b", r.stdout, re.M), e
@@ -193,8 +189,8 @@ def test_validate_strict_rejects_unknown_keys(documents, tmp_path):
     doc["nodes"][0]["node"]["future_key"] = 1
     path = tmp_path / "extra.json"
     path.write_text(json.dumps(doc))
-    assert run("validate", str(path)).returncode == 0  # torch-written: ignored, as torch does
-    r = run("validate", "--strict", str(path))
+    assert externspec("validate", str(path)).returncode == 0  # torch-written: ignored, as torch does
+    r = externspec("validate", "--strict", str(path))
     assert r.returncode == 1
     assert "$.nodes[0].node: unknown key `future_key`" in r.stdout
 
@@ -203,7 +199,7 @@ def test_validate_reports_every_error(tmp_path):
     path = tmp_path / "two.json"
     path.write_text(json.dumps({"nodes": [{"name": 1, "node": {"target": "t", "inputs": [], "outputs": [{}],
                                                                "metadata": {}}}]}))
-    r = run("validate", str(path))
+    r = externspec("validate", str(path))
     assert r.returncode == 1
     assert "(ExternKernelNodes, 2 errors)" in r.stdout
     assert "  $.nodes[0].name: expected `str`, got `int`" in r.stdout
@@ -215,7 +211,7 @@ def test_validate_reports_every_error(tmp_path):
 
 @pytest.mark.slow
 def test_inspect_aoti_package_counts_slots(artifacts):
-    r = run("inspect", str(artifacts["aoti"]), "--load", str(OPS))
+    r = externspec("inspect", str(artifacts["aoti"]), "--load", str(OPS))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[1] == "ExternKernelNodes, unversioned (torch-written, read as schema 1.0), 2 nodes"
@@ -231,7 +227,7 @@ def test_inspect_aoti_package_counts_slots(artifacts):
     # scale_add(x, y, float alpha, int[] dims, str mode, Tensor? bias) -> Tensor
     assert lines[5][col["TARGET"]:col["ARGUMENT"]].strip() == "static 2 · ints 2+0 · tensors 3+1"
 
-    (result,) = json.loads(run("inspect", str(artifacts["aoti"]), "--load", str(OPS), "--json").stdout)
+    (result,) = json.loads(externspec("inspect", str(artifacts["aoti"]), "--load", str(OPS), "--json").stdout)
     assert result["ok"] is True and result["errors"] == []
     (data,) = result["documents"]
     assert data["schema_version"] is None
@@ -256,11 +252,11 @@ def test_inspect_aoti_package_counts_slots(artifacts):
 @pytest.mark.slow
 def test_inspect_export_archives_without_the_custom_ops():
     """Ops torch does not know in this process get no counts rather than wrong ones; aten ops do."""
-    (result,) = json.loads(run("inspect", str(support.exported_program("custom_ops")), "--json").stdout)
+    (result,) = json.loads(externspec("inspect", str(support.exported_program("custom_ops")), "--json").stdout)
     (custom,) = result["documents"]
     assert re.fullmatch(r"8\.\d+", custom["schema_version"])
     assert [n["slots"] for n in custom["nodes"]] == [None, None]
-    r = run("inspect", str(support.exported_program("mlp")))
+    r = externspec("inspect", str(support.exported_program("mlp")))
     assert r.returncode == 0, r.stderr
     assert re.search(r"^ExportedProgram, torch export schema 8\.\d+, 4 nodes$", r.stdout, re.M)
     # aten.batch_norm: input and 4 optional tensors given; training, momentum, eps, cudnn_enabled static.
@@ -270,7 +266,7 @@ def test_inspect_export_archives_without_the_custom_ops():
 
 def test_inspect_bad_input(tmp_path):
     (tmp_path / "t.bin").write_bytes(b"\x0f\x00\x0a\x0c\x00\x00\x00\x05")
-    r = run("inspect", str(tmp_path / "t.bin"))
+    r = externspec("inspect", str(tmp_path / "t.bin"))
     assert r.returncode == 1
     assert r.stderr.startswith("externspec inspect: ") and "list declares 5 elements" in r.stderr
 
@@ -282,22 +278,21 @@ def test_inspect_bad_input(tmp_path):
 @pytest.mark.parametrize("doc", ["wrapper", "program"])
 def test_convert_round_trip(doc, documents, tmp_path):
     src = documents[doc]
-    assert run("convert", str(src), str(tmp_path / "d.bin")).returncode == 0
-    r = run("convert", str(tmp_path / "d.bin"), str(tmp_path / "d.compact"))
+    assert externspec("convert", str(src), str(tmp_path / "d.bin")).returncode == 0
+    r = externspec("convert", str(tmp_path / "d.bin"), str(tmp_path / "d.compact"))
     assert r.returncode == 0, r.stderr
     assert re.match(r".*d\.compact: \w+, compact, \d+ bytes \(from binary, \d+ bytes\)", r.stdout)
-    assert run("convert", str(tmp_path / "d.compact"), str(tmp_path / "back.json")).returncode == 0
+    assert externspec("convert", str(tmp_path / "d.compact"), str(tmp_path / "back.json")).returncode == 0
     assert json.loads((tmp_path / "back.json").read_text()) == json.loads(src.read_text())
     # --to overrides the extension; '-' is stdout.
-    r = subprocess.run([sys.executable, "-m", "externspec", "convert", str(src), "-", "--to", "binary"],
-                       capture_output=True, timeout=120)
+    r = externspec_bytes("convert", str(src), "-", "--to", "binary")
     assert r.returncode == 0 and r.stdout == (tmp_path / "d.bin").read_bytes()
 
 
 @pytest.mark.slow
 def test_thriftpy2_reads_the_converted_file(documents, tmp_path):
-    run("convert", str(documents["wrapper"]), str(tmp_path / "w.tbin"))
-    idl = thriftpy2.load(str(ROOT / "schema/externspec.thrift"), module_name="cli_idl_thrift")
+    externspec("convert", str(documents["wrapper"]), str(tmp_path / "w.tbin"))
+    idl = thriftpy2.load(str(IDL), module_name="cli_idl_thrift")
     nodes = deserialize(idl.ExternKernelNodes(), (tmp_path / "w.tbin").read_bytes(), TBinaryProtocolFactory())
     assert [n.node.target for n in nodes.nodes] == ["externspec_art::scale_add", "externspec_art::cast_sum"]
     assert nodes.nodes[0].node.inputs[3].arg.as_ints == [0, 1]
@@ -306,15 +301,15 @@ def test_thriftpy2_reads_the_converted_file(documents, tmp_path):
 
 @pytest.mark.slow
 def test_convert_errors(artifacts, documents, tmp_path):
-    r = run("convert", str(documents["wrapper"]), str(tmp_path / "out.txt"))
+    r = externspec("convert", str(documents["wrapper"]), str(tmp_path / "out.txt"))
     assert r.returncode == 2 and "cannot tell the output format from" in r.stderr
-    run("convert", str(documents["wrapper"]), str(tmp_path / "w.bin"))
+    externspec("convert", str(documents["wrapper"]), str(tmp_path / "w.bin"))
     (tmp_path / "cut.bin").write_bytes((tmp_path / "w.bin").read_bytes()[:-20])
-    r = run("convert", str(tmp_path / "cut.bin"), str(tmp_path / "x.json"))
+    r = externspec("convert", str(tmp_path / "cut.bin"), str(tmp_path / "x.json"))
     assert r.returncode == 1
     assert re.search(r"cut\.bin: \$\.nodes\[1\]\.node\.\S+: input truncated", r.stderr), r.stderr
     assert not (tmp_path / "x.json").exists()
-    r = run("convert", str(artifacts["ep"]), str(tmp_path / "x.json"))
+    r = externspec("convert", str(artifacts["ep"]), str(tmp_path / "x.json"))
     assert r.returncode == 1 and "holds 3 documents" in r.stderr
 
 
@@ -324,8 +319,8 @@ def test_convert_errors(artifacts, documents, tmp_path):
 def _run_in_pty(args: list[str], env: dict[str, str]) -> str:
     """Run with stdout and stderr on a pseudo-terminal; returns everything it printed."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "externspec", *args], stdout=follower, stderr=follower,
-                            cwd=ROOT, env=env)
+    proc = subprocess.Popen(command(*args), stdout=follower, stderr=follower,
+                            cwd=REPO, env=env)
     os.close(follower)
     chunks = []
     while True:
@@ -359,7 +354,7 @@ def test_colour_and_progress_only_on_a_tty(tmp_path):
     assert "\r" in out
     plain = _run_in_pty(["validate", *files], {**env, "NO_COLOR": "1"})
     assert "\x1b[3" not in plain and "OK" in plain
-    piped = run("validate", *files, env=env)
+    piped = externspec("validate", *files, env=env)
     assert not ANSI.search(piped.stdout + piped.stderr) and "[1/3]" not in piped.stderr
 
 
@@ -372,29 +367,28 @@ def test_wide_values_are_clipped_to_the_terminal_width(tmp_path):
     table_lines = [ln for ln in out.splitlines() if "as_ints" in ln]
     assert table_lines and all(len(ln.rstrip("\r")) <= 80 for ln in table_lines)
     assert "…" in table_lines[0]
-    piped = run("inspect", "--no-slots", str(tmp_path / "wide.json"))
+    piped = externspec("inspect", "--no-slots", str(tmp_path / "wide.json"))
     assert "199]" in piped.stdout  # not a terminal: never clipped
 
 
 def test_shutil_which_is_not_needed():
     """The command works without being on PATH: `python -m externspec` is enough."""
     env = {**os.environ, "PATH": ""}
-    r = subprocess.run([sys.executable, "-m", "externspec", "version"], capture_output=True, text=True, env=env,
-                       timeout=120)
+    r = externspec("version", env=env)
     assert r.returncode == 0 and shutil.which("externspec", path="") is None
 
 
 def test_format_override_and_node_spec(tmp_path):
     """An unknown extension: JSON is sniffed, Thrift needs --from (binary is the guess)."""
-    spec = ROOT / "tests/compat/payloads/v1.0/node_spec_0.json"
-    assert run("convert", str(spec), str(tmp_path / "spec.compact")).returncode == 0
+    spec = PAYLOADS / "v1.0/node_spec_0.json"
+    assert externspec("convert", str(spec), str(tmp_path / "spec.compact")).returncode == 0
     (tmp_path / "spec.compact").rename(tmp_path / "spec.dat")
-    r = run("validate", "--from", "compact", str(tmp_path / "spec.dat"))
+    r = externspec("validate", "--from", "compact", str(tmp_path / "spec.dat"))
     assert r.returncode == 0 and "(ExternKernelNode)" in r.stdout, r.stdout
-    r = run("validate", str(tmp_path / "spec.dat"))  # read as binary: wrong
+    r = externspec("validate", str(tmp_path / "spec.dat"))  # read as binary: wrong
     assert r.returncode == 1 and r.stdout.startswith("INVALID"), r.stdout
     (tmp_path / "spec.txt").write_bytes(spec.read_bytes())
-    r = run("inspect", "--no-slots", "--json", str(tmp_path / "spec.txt"))
+    r = externspec("inspect", "--no-slots", "--json", str(tmp_path / "spec.txt"))
     assert r.returncode == 0, r.stderr
     ((data,),) = [r["documents"] for r in json.loads(r.stdout)]
     assert data["type"] == "ExternKernelNode" and len(data["nodes"]) == 1

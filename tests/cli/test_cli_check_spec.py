@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ import torch
 
 import externspec as es
 from externspec.cli import main
+from tests.support.cli import externspec
 from tests.support.versions import CURRENT_TEXT
 
 
@@ -47,7 +46,7 @@ def test_deeply_nested_op_schema_is_refused_not_a_crash(tmp_path: Path) -> None:
     nested = "f(" + "(" * 5000 + "Tensor" + ")" * 5000 + " a) -> ()"
     doc["nodes"][0]["node"]["metadata"]["externspec.op_schema"] = nested
     path.write_text(json.dumps(doc))
-    run = subprocess.run([sys.executable, "-m", "externspec", "check-spec", str(path)], capture_output=True, text=True)
+    run = externspec("check-spec", str(path))
     assert run.returncode == 1, run
     assert "metadata `externspec.op_schema` nests 5001 levels deep (the limit is 32)" in run.stderr
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from externspec import wire
+from tests.support import cli
 
-ROOT = Path(__file__).resolve().parents[2]
 LIMIT = wire.MAX_JSON_BYTES
 SPEC = b'{"nodes": []}'
 KINDS = "ExternKernelNodes, ExportedProgram, ExternKernelNode, Node, PayloadConfig"
@@ -92,8 +91,7 @@ NOT_FOR = {("check-spec", "unknown document kind")}
 
 
 def externspec(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "externspec", "--color", "never", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=300)
+    return cli.externspec("--color", "never", *args)
 
 
 def _messages(command: str, r: subprocess.CompletedProcess[str], paths: list[str]) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,9 @@ import pytest
 import externspec as es
 from externspec import thrift
 from externspec.cli.commands import _report
+from tests.support.cli import externspec
+from tests.support.paths import IDL
 from tests.support.versions import CURRENT_IDL, NEXT_MINOR_IDL
-
-ROOT = Path(__file__).resolve().parents[2]
-IDL = ROOT / "schema/externspec.thrift"
 
 NODE = {"target": "aten::add.Tensor",
         "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1},
@@ -32,11 +30,6 @@ NODE = {"target": "aten::add.Tensor",
         "outputs": [{"as_tensor": {"name": "buf0"}}], "metadata": {}}
 GOOD = {"nodes": [{"name": "buf0", "node": NODE}]}
 BAD = {"nodes": [{"name": 1, "node": {"target": "t"}}]}  # 1 type error, 3 missing fields
-
-
-def externspec(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "externspec", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
 
 
 def no_traceback(r: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
@@ -209,8 +202,7 @@ def test_color_flag_and_force_color(files: dict[str, Path]) -> None:
 
     def coloured(*args: str, **env: str) -> bool:
         base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-        r = subprocess.run([sys.executable, "-m", "externspec", *args], capture_output=True, text=True,
-                           cwd=ROOT, env={**base, **env}, timeout=300)
+        r = externspec(*args, env={**base, **env})
         assert r.returncode == 0, r.stderr
         return "\x1b[32mOK\x1b[0m" in r.stdout
 

@@ -25,8 +25,8 @@ import externspec as es
 from externspec import cli, wire
 from externspec.cli.commands import _output
 from externspec.errors import problem
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.cli import command, externspec_bytes
+from tests.support.paths import REPO
 
 # Makes `import torch` fail as it does where torch is not installed.
 NO_TORCH = "import sys; sys.modules['torch'] = None; "
@@ -39,11 +39,7 @@ SPEC = {"nodes": [{"name": "buf0", "node": NODE}]}
 
 
 def python(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, *args], capture_output=True, input=stdin, cwd=ROOT, timeout=300)
-
-
-def externspec(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return python("-m", "externspec", *args, stdin=stdin)
+    return subprocess.run([sys.executable, *args], capture_output=True, input=stdin, cwd=REPO, timeout=300)
 
 
 def no_traceback(r: subprocess.CompletedProcess[bytes]) -> str:
@@ -93,10 +89,10 @@ def test_every_command_is_listed_under_its_own_name() -> None:
 
     for name, module_name in cli.SUBCOMMANDS.items():
         assert name == importlib.import_module(module_name).NAME
-    top = externspec("--help")
+    top = externspec_bytes("--help")
     assert top.returncode == 0
     assert all(name in top.stdout.decode() for name in cli.SUBCOMMANDS)
-    wrong = externspec("--color", "never", "valdate", "x.json")
+    wrong = externspec_bytes("--color", "never", "valdate", "x.json")
     assert wrong.returncode == 2
     assert "invalid choice: 'valdate'" in no_traceback(wrong)
 
@@ -152,7 +148,7 @@ def test_check_spec_without_torch_still_reports_every_file(spec_file: Path, outp
 
 
 def test_version_flag() -> None:
-    r = externspec("--version")
+    r = externspec_bytes("--version")
     assert r.returncode == 0 and r.stdout.decode().strip() == f"externspec {es.__version__}"
 
 
@@ -160,8 +156,8 @@ def test_version_flag() -> None:
 
 def test_closed_pipe_ends_quietly(spec_file: Path) -> None:
     """`externspec validate f*.json | head -1`: the reader closes the pipe after one line."""
-    proc = subprocess.Popen([sys.executable, "-m", "externspec", "validate", *[str(spec_file)] * 2000],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc = subprocess.Popen(command("validate", *[str(spec_file)] * 2000),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.readline().startswith(b"OK")
     proc.stdout.close()
@@ -182,21 +178,18 @@ def test_cpp_include_unknown_backend_and_no_warning() -> None:
 def test_check_spec_loads_a_python_file_by_path(spec_file: Path, tmp_path: Path) -> None:
     ops = tmp_path / "ops.py"
     ops.write_text("import torch\n")
-    r = subprocess.run([sys.executable, "-m", "externspec", "check-spec", str(spec_file), "--load", "./ops.py"],
-                       capture_output=True, cwd=tmp_path, timeout=300)
+    r = externspec_bytes("check-spec", str(spec_file), "--load", "./ops.py", cwd=tmp_path)
     assert r.returncode == 0, no_traceback(r)
-    r = subprocess.run([sys.executable, "-m", "externspec", "check-spec", str(spec_file), "--import", "./nope.py"],
-                       capture_output=True, cwd=tmp_path, timeout=300)
+    r = externspec_bytes("check-spec", str(spec_file), "--import", "./nope.py", cwd=tmp_path)
     assert r.returncode == 1
     assert "--load ./nope.py: FileNotFoundError" in no_traceback(r)
 
 
 def test_generate_outside_a_checkout_and_compat_of_missing_files(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "externspec", "generate", "--check"], capture_output=True,
-                       cwd=tmp_path, timeout=300)
+    r = externspec_bytes("generate", "--check", cwd=tmp_path)
     assert r.returncode == 1
     assert "schema/externspec.thrift: no such IDL file" in no_traceback(r)
-    r = externspec("compat", str(tmp_path / "old.thrift"), str(tmp_path / "new.thrift"))
+    r = externspec_bytes("compat", str(tmp_path / "old.thrift"), str(tmp_path / "new.thrift"))
     assert r.returncode == 1
     assert f"externspec compat: {tmp_path / 'old.thrift'}: cannot read: No such file" in no_traceback(r)
 
@@ -208,7 +201,7 @@ def test_write_failures_are_messages(spec_file: Path, tmp_path: Path, make_out: 
     if make_out == "is_dir":
         out = tmp_path / "out.json"
         out.mkdir()
-    r = externspec(command, str(spec_file), str(out))
+    r = externspec_bytes(command, str(spec_file), str(out))
     assert r.returncode == 1
     expect = "it is a directory" if make_out == "is_dir" else "does not exist"
     assert f"externspec {command}: cannot write {out}: " in no_traceback(r) and expect in r.stderr.decode()
@@ -223,7 +216,7 @@ def test_upgrade_does_not_follow_a_planted_temp_file(spec_file: Path, tmp_path: 
     victim.write_text("precious")
     out = tmp_path / "out.json"
     os.symlink(victim, tmp_path / "out.json.tmp")  # the name the old code wrote through
-    r = externspec("upgrade", str(spec_file), str(out))
+    r = externspec_bytes("upgrade", str(spec_file), str(out))
     assert r.returncode == 0, no_traceback(r)
     assert victim.read_text() == "precious"
     assert es.loads(out.read_bytes(), es.ExternKernelNodes) == es.loads(spec_file.read_bytes(), es.ExternKernelNodes)
@@ -245,7 +238,7 @@ def test_a_failed_rename_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest
 
 def test_output_keeps_the_permissions_open_would_give(spec_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.bin"
-    assert externspec("convert", str(spec_file), str(out)).returncode == 0
+    assert externspec_bytes("convert", str(spec_file), str(out)).returncode == 0
     umask = os.umask(0)
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o666 & ~umask
@@ -254,12 +247,12 @@ def test_output_keeps_the_permissions_open_would_give(spec_file: Path, tmp_path:
 # --- stdin and stdout ----------------------------------------------------------------------------
 
 def test_stdin_and_stdout(spec_file: Path) -> None:
-    r = externspec("validate", "-", stdin=spec_file.read_bytes())
+    r = externspec_bytes("validate", "-", stdin=spec_file.read_bytes())
     assert r.returncode == 0 and r.stdout.decode().startswith("OK       -  (ExternKernelNodes"), r
-    r = externspec("convert", str(spec_file), "-")
+    r = externspec_bytes("convert", str(spec_file), "-")
     assert r.returncode == 0
     assert es.loads(r.stdout, es.ExternKernelNodes).nodes[0].node.target == "aten::add.Tensor"
-    r = externspec("convert", "-", "-", "--to", "compact", stdin=spec_file.read_bytes())
+    r = externspec_bytes("convert", "-", "-", "--to", "compact", stdin=spec_file.read_bytes())
     assert r.returncode == 0 and r.stdout[:1] != b"{"
 
 
@@ -308,7 +301,7 @@ def hostile_files(d: Path) -> dict[str, Path]:
 def test_validate_reports_every_hostile_file_and_goes_on(spec_file: Path, tmp_path: Path) -> None:
     hostile = hostile_files(tmp_path)
     paths = [str(p) for p in hostile.values()]
-    r = externspec("validate", *paths, str(spec_file))
+    r = externspec_bytes("validate", *paths, str(spec_file))
     no_traceback(r)
     out = r.stdout.decode()
     assert r.returncode == 1
@@ -323,7 +316,7 @@ def test_validate_reports_every_hostile_file_and_goes_on(spec_file: Path, tmp_pa
 def test_other_commands_on_hostile_files(tmp_path: Path, command: str) -> None:
     for name, path in hostile_files(tmp_path).items():
         args = [command, str(path)] + ([str(tmp_path / "out.json")] if command == "convert" else [])
-        r = externspec(*args)
+        r = externspec_bytes(*args)
         assert r.returncode == 1, (name, r)
         assert no_traceback(r).startswith(f"externspec {command}: "), (name, r.stderr)
 
@@ -331,7 +324,7 @@ def test_other_commands_on_hostile_files(tmp_path: Path, command: str) -> None:
 def test_check_spec_on_hostile_files(tmp_path: Path) -> None:
     """One process (it imports torch) for every file: each gets its error line, none stops the rest."""
     hostile = hostile_files(tmp_path)
-    r = externspec("check-spec", *map(str, hostile.values()))
+    r = externspec_bytes("check-spec", *map(str, hostile.values()))
     assert r.returncode == 1
     lines = no_traceback(r).splitlines()
     for path in hostile.values():

@@ -9,17 +9,16 @@ import json
 import os
 import struct
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from externspec import wire
-from externspec.codegen import compat, emit_python
-from tests.compat.test_upgrade import v2_idl_text
+from tests.support.cli import externspec
+from tests.support.paths import REPO
+from tests.support.schema_v2 import v2_models_source
 
-ROOT = Path(__file__).resolve().parents[2]
 V2 = "externspec_test_v2_upgrading"
 NODES = {"nodes": [{"name": "buf0", "node": {"target": "aten::relu", "inputs": [], "outputs": [], "metadata": {}}}]}
 
@@ -28,10 +27,9 @@ NODES = {"nodes": [{"name": "buf0", "node": {"target": "aten::relu", "inputs": [
 def v2_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory holding the 2.0 models as a module that registers the 1 -> 2 upgrader on import."""
     out = tmp_path_factory.mktemp("v2")
-    (out / "v2.thrift").write_text(v2_idl_text(), encoding="utf-8")
-    code = emit_python.emit(compat.load(out / "v2.thrift"))["models.py"]
+    code = v2_models_source(out)
     code += ("\n\nfrom externspec.wire import upgrade as _upgrade\n"
-             "from tests.compat.test_upgrade import rename_name_to_buffer as _rename\n"
+             "from tests.support.schema_v2 import rename_name_to_buffer as _rename\n"
              "_upgrade.register('ExternKernelNodes', 1)(_rename)\n")
     (out / f"{V2}.py").write_text(code, encoding="utf-8")
     return out
@@ -40,10 +38,9 @@ def v2_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def upgrade(*args: str, v2_path: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if v2_path is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(v2_path), str(ROOT), env.get("PYTHONPATH", "")])
+        env["PYTHONPATH"] = os.pathsep.join([str(v2_path), str(REPO), env.get("PYTHONPATH", "")])
         args = (*args, "--models", V2)
-    return subprocess.run([sys.executable, "-m", "externspec", "upgrade", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+    return externspec("upgrade", *args, env=env)
 
 
 def members(path: Path) -> list[tuple[str, int, bytes]]:

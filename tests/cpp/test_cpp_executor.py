@@ -19,14 +19,11 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import externspec as es
-from tests.abi.test_runtime import CALLS, flat_tensors
 from tests.support import custom_ops as co
+from tests.support.calls import CALLS, X, Y, flat_tensors
 from tests.support.executors import diverges
 
 pytestmark = pytest.mark.slow
-
-X = torch.arange(12.0).reshape(3, 4) / 7
-Y = torch.arange(12.0).reshape(3, 4) * -0.5
 
 
 def run_both(spec: es.ExternKernelNodes, site: es.CallSite) -> tuple[list[Any], list[Any]]:

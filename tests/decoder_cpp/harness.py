@@ -9,7 +9,6 @@ from pathlib import Path
 from externspec._cache import cache_dir
 from externspec.cpp_include import compile_flags, link_flags
 
-ROOT = Path(__file__).resolve().parents[2]
 CACHE = cache_dir() / "cpp"
 HARNESS_SOURCE = Path(__file__).with_name("conformance_harness.cpp")
 CODEC_SOURCE = Path(__file__).with_name("codec_definitions.cpp")

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import externspec as es
+from tests.support.paths import CONFORMANCE
 
-CORPUS = Path(__file__).resolve().parents[1] / "conformance"
-MANIFEST = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))
+MANIFEST = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"))
 VALID = sorted(MANIFEST["valid"].items())
 INVALID = sorted(MANIFEST["invalid"].items())
 
@@ -40,7 +40,7 @@ def recorded(expect: dict[str, str]) -> dict[str, str]:
 
 
 def test_corpus_is_complete() -> None:
-    on_disk = {p.name for kind in ("valid", "invalid") for p in (CORPUS / kind).glob("*.json")}
+    on_disk = {p.name for kind in ("valid", "invalid") for p in (CONFORMANCE / kind).glob("*.json")}
     listed = set(MANIFEST["valid"]) | set(MANIFEST["invalid"])
     assert on_disk == listed
     assert len(VALID) >= 10 and len(INVALID) >= 30
@@ -48,19 +48,19 @@ def test_corpus_is_complete() -> None:
 
 @pytest.mark.parametrize(("name", "expect"), INVALID, ids=[n for n, _ in INVALID])
 def test_python_rejects_invalid_as_recorded(name: str, expect: dict[str, str]) -> None:
-    assert python_outcome(expect["type"], CORPUS / "invalid" / name) == recorded(expect)
+    assert python_outcome(expect["type"], CONFORMANCE / "invalid" / name) == recorded(expect)
 
 
 def test_cpp_round_trips_valid_documents_to_python_bytes(harness) -> None:
-    outcomes = harness.run([(t, CORPUS / "valid" / name) for name, t in VALID])
+    outcomes = harness.run([(t, CONFORMANCE / "valid" / name) for name, t in VALID])
     for (name, t), got in zip(VALID, outcomes, strict=True):
-        model = es.load(CORPUS / "valid" / name, getattr(es, t))
+        model = es.load(CONFORMANCE / "valid" / name, getattr(es, t))
         assert got.kind == "OK", f"{harness.build} rejected valid/{name}: {got.message}"
         assert got.encoded == es.dumps(model), f"{harness.build}: valid/{name} re-encoded differently"
 
 
 def test_cpp_rejects_invalid_documents_like_python(harness) -> None:
-    outcomes = harness.run([(e["type"], CORPUS / "invalid" / name) for name, e in INVALID])
+    outcomes = harness.run([(e["type"], CONFORMANCE / "invalid" / name) for name, e in INVALID])
     for (name, expect), got in zip(INVALID, outcomes, strict=True):
         outcome = {"error": got.kind, "path": got.path, **({"kind": got.error_kind} if got.error_kind else {}),
                    **({"key": got.key} if got.key else {})}
@@ -74,10 +74,10 @@ def test_cpp_messages_match_python_for_schema_errors(harness) -> None:
     schema_errors = [(n, e) for n, e in INVALID if not n.startswith(("syntax", "invalid_utf8", "lone", "empty",
                                                                      "nesting", "bigint",
                                                                      "versioned_major_mismatch_with_unknown"))]
-    outcomes = harness.run([(e["type"], CORPUS / "invalid" / name) for name, e in schema_errors])
+    outcomes = harness.run([(e["type"], CONFORMANCE / "invalid" / name) for name, e in schema_errors])
     for (name, expect), got in zip(schema_errors, outcomes, strict=True):
         try:
-            es.load(CORPUS / "invalid" / name, getattr(es, expect["type"]))
+            es.load(CONFORMANCE / "invalid" / name, getattr(es, expect["type"]))
         except es.ExternSpecError as e:
             python_message = str(e).split(": ", 1)[1]
         # The harness prints one line: the first problem and how many more (both decoders stop a
@@ -86,7 +86,7 @@ def test_cpp_messages_match_python_for_schema_errors(harness) -> None:
 
 
 def test_strict_rejects_unknown_keys_everywhere(harness) -> None:
-    path = CORPUS / "valid" / "nesting_at_limit.json"
+    path = CONFORMANCE / "valid" / "nesting_at_limit.json"
     with pytest.raises(es.DecodeError) as info:
         es.loads(path.read_bytes(), es.Device, strict=True)
     got = harness.one("Device", path, strict=True)

@@ -11,14 +11,15 @@ import torch
 
 import externspec as es
 from externspec.cpp_include import compile_flags
-from tests.decoder_cpp.harness import CACHE, ROOT
+from tests.decoder_cpp.harness import CACHE
 from tests.support.cppbuild import build
+from tests.support.paths import CONFORMANCE
 
 pytestmark = pytest.mark.slow
 
 SOURCE = Path(__file__).with_name("api_and_defects.cpp")
 TORCH_INCLUDE = Path(torch.__file__).parent / "include"
-INVALID = ROOT / "tests" / "conformance" / "invalid"
+INVALID = CONFORMANCE / "invalid"
 
 
 @pytest.fixture(scope="module")

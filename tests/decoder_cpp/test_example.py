@@ -9,8 +9,9 @@ import pytest
 
 import externspec as es
 from tests.decoder_cpp import torch_documents
-from tests.decoder_cpp.harness import CACHE, ROOT
+from tests.decoder_cpp.harness import CACHE
 from tests.support.cppbuild import build
+from tests.support.paths import CONFORMANCE, REPO
 
 pytestmark = pytest.mark.slow
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def print_nodes() -> Path:
     flags = ["-std=c++17", f"-I{es.get_include()}"]  # the documented command line, nothing more
-    return build(ROOT / "examples" / "print_nodes.cpp", CACHE, "print_nodes", flags)
+    return build(REPO / "examples" / "print_nodes.cpp", CACHE, "print_nodes", flags)
 
 
 def test_prints_the_nodes_of_an_aoti_wrapper_json(print_nodes: Path) -> None:
@@ -37,7 +38,7 @@ def test_prints_the_nodes_of_an_aoti_wrapper_json(print_nodes: Path) -> None:
 
 
 def test_reports_bad_input_with_its_json_path(print_nodes: Path) -> None:
-    bad = ROOT / "tests" / "conformance" / "invalid" / "int_as_string.json"
+    bad = CONFORMANCE / "invalid" / "int_as_string.json"
     out = subprocess.run([str(print_nodes), str(bad)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert out.stderr == f"{bad}: $.nodes[0].node.inputs[1].arg.as_int: expected `int`, got `str`\n"

@@ -30,6 +30,7 @@ import torch
 
 import externspec as es
 from tests.support import custom_ops as co
+from tests.support.paths import CONFORMANCE
 
 X = torch.arange(6.0).reshape(2, 3)
 
@@ -197,7 +198,7 @@ def test_documents_with_code_shaped_strings_decode_as_data(tmp_path: Path, monke
     """Every model decodes strings as strings: a whole ExportedProgram full of them loads, nothing runs."""
     cmd, marker = marker_command(tmp_path)
     code = f"__import__('os').system('{cmd}')"
-    program = json.loads((Path(__file__).parents[1] / "conformance" / "valid" / "exported_program_minimal.json")
+    program = json.loads((CONFORMANCE / "valid" / "exported_program_minimal.json")
                          .read_text(encoding="utf-8"))
     program["graph_module"]["graph"]["nodes"] = [{
         "target": code, "inputs": [{"name": "x", "arg": {"as_operator": code}, "kind": 1}],

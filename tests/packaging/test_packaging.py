@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).parents[2]
+from tests.support.paths import REPO
 
 
 def _tracked_files() -> set[str]:

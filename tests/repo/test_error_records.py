@@ -24,11 +24,10 @@ from externspec import cli
 from externspec.cli.commands._documents import DOCUMENT_TYPES
 from externspec.errors import ERROR_KINDS
 from tests.support.executors import Executor
+from tests.support.paths import CONFORMANCE, REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "python" / "externspec"
-CORPUS = ROOT / "tests" / "conformance"
-MANIFEST = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))
+PACKAGE = REPO / "python" / "externspec"
+MANIFEST = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"))
 
 
 def test_cpp_decoder_names_pythons_error_kinds() -> None:
@@ -109,7 +108,7 @@ def test_no_code_decides_from_an_error_messages_text() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         if "_generated" in path.parts:
             continue
-        offenders += [f"{path.relative_to(ROOT)}:{line}" for line in message_matches(path.read_text(encoding="utf-8"))]
+        offenders += [f"{path.relative_to(REPO)}:{line}" for line in message_matches(path.read_text(encoding="utf-8"))]
     assert offenders == [], "decisions made by reading an error message's text:\n" + "\n".join(offenders)
 
 
@@ -117,7 +116,7 @@ def test_no_cpp_code_reads_a_problem_back_out_of_its_message() -> None:
     pattern = re.compile(r"\bmessage(\(\))?\s*\.\s*(find|rfind|substr|compare|starts_with|ends_with)\b")
     sources = [*(PACKAGE / "include" / "externspec").rglob("*.h"), *(PACKAGE / "cpp" / "csrc").rglob("*.[ch]*")]
     assert {p.name for p in sources} >= {"runtime.h", "executor.cpp", "module.cpp"}  # the globs find the code
-    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in sources
+    offenders = [f"{p.relative_to(REPO)}:{n}" for p in sources
                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert offenders == []
 
@@ -135,7 +134,7 @@ def _validate_json(path: Path, type_name: str) -> dict:
 @pytest.mark.parametrize(("name", "expect"), [(n, e) for n, e in sorted(MANIFEST["invalid"].items())
                                               if e["type"] in DOCUMENT_TYPES])
 def test_cli_json_kind_and_path_are_the_records(name: str, expect: dict[str, str]) -> None:
-    result = _validate_json(CORPUS / "invalid" / name, expect["type"])
+    result = _validate_json(CONFORMANCE / "invalid" / name, expect["type"])
     first = result["errors"][0]
     if expect["error"] == "DecodeError":
         assert (first["kind"], first["path"]) == (expect["kind"], expect["path"])
@@ -144,7 +143,7 @@ def test_cli_json_kind_and_path_are_the_records(name: str, expect: dict[str, str
 
 
 def test_version_error_is_data() -> None:
-    path = CORPUS / "invalid" / "versioned_newer_minor_unknown_key.json"
+    path = CONFORMANCE / "invalid" / "versioned_newer_minor_unknown_key.json"
     with pytest.raises(es.VersionError) as info:
         es.load(path, es.ExternKernelNodes)
     e = info.value

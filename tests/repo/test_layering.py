@@ -25,9 +25,10 @@ import graphlib
 import itertools
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "python/externspec"
-CODEGEN = ROOT / "codegen"
+from tests.support.paths import REPO
+
+PACKAGE = REPO / "python/externspec"
+CODEGEN = REPO / "codegen"
 # Where each part of the installed package lives in the checkout (pyproject.toml's wheel.packages).
 SOURCES = {"externspec": PACKAGE, "externspec.codegen": CODEGEN}
 
@@ -104,7 +105,7 @@ def test_no_import_circle() -> None:
     edges, files = import_graph()
     found = []
     for circle in cycles(edges):
-        steps = [f"{files[a].relative_to(ROOT)}:{edges[a][b]} imports {b}" for a, b in itertools.pairwise(circle)]
+        steps = [f"{files[a].relative_to(REPO)}:{edges[a][b]} imports {b}" for a, b in itertools.pairwise(circle)]
         found.append(" -> ".join(circle) + "\n    " + "\n    ".join(steps))
     assert not found, "import circles:\n" + "\n".join(found)
 
@@ -145,7 +146,7 @@ def test_emitters_import_only_the_ir_and_the_prepass() -> None:
 
 def test_rooms_import_only_downward() -> None:
     edges, files = import_graph()
-    upward = [f"{files[m].relative_to(ROOT)}:{line} imports {i} (room {ROOMS[room_of(i)]}, "
+    upward = [f"{files[m].relative_to(REPO)}:{line} imports {i} (room {ROOMS[room_of(i)]}, "
               f"above {ROOMS[room_of(m)]})"
               for m, imported in edges.items() if room_of(m) is not None
               for i, line in imported.items()
@@ -167,7 +168,7 @@ def documented_root() -> set[str]:
     """The package-root files and folders named in docs/architecture.md's Layout table (its first
     column: `python/externspec/name` and the bare names after it in the same cell)."""
     names = set()
-    for line in (ROOT / "docs/architecture.md").read_text(encoding="utf-8").splitlines():
+    for line in (REPO / "docs/architecture.md").read_text(encoding="utf-8").splitlines():
         cells = line.split("|")
         if len(cells) > 2 and "`python/externspec/" in cells[1]:
             names |= {n.removeprefix("python/externspec/").split("/")[0] for n in cells[1].split("`")[1::2]}

@@ -23,7 +23,8 @@ import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import REPO
+
 SKIPPED_FOLDERS = {"site", "build", "__pycache__", "node_modules"}
 # Text that quotes other projects' files or old names on purpose.
 UNREAD = ("CHANGELOG.md", "schema/history/", "tests/codegen/cases/", "tests/compat/torch/")
@@ -55,9 +56,9 @@ EXTERNAL = {
 def tree() -> list[str]:
     """The repository's files (not hidden folders such as .git, .venv and .cache, nor build output)."""
     out = []
-    for folder, subfolders, names in os.walk(ROOT):
+    for folder, subfolders, names in os.walk(REPO):
         subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in SKIPPED_FOLDERS]
-        out += [Path(folder, name).relative_to(ROOT).as_posix() for name in names]
+        out += [Path(folder, name).relative_to(REPO).as_posix() for name in names]
     return sorted(out)
 
 
@@ -116,7 +117,7 @@ def stale_references(texts: dict[str, str], files: list[str]) -> list[str]:
 
 def prose_texts(files: list[str]) -> dict[str, str]:
     """path -> text of the files whose prose is read."""
-    return {path: (ROOT / path).read_text(encoding="utf-8", errors="replace") for path in files
+    return {path: (REPO / path).read_text(encoding="utf-8", errors="replace") for path in files
             if not path.startswith(UNREAD) and path.endswith((".md", ".py", ".h", ".hpp", ".cpp", ".cc", ".cu",
                                                               ".def", ".thrift", ".cmake", "CMakeLists.txt"))}
 
@@ -136,7 +137,7 @@ NOT_MODULES = {
     "externspec.ttypes": "the module Apache Thrift's `thrift --gen py` writes (tests/thrift/interop/)",
 }
 MODULE_REFERENCE = re.compile(r"(?<![\w./-])(externspec(?:\.\w+)+)")
-PACKAGES = {"externspec": ROOT / "python/externspec", "externspec.codegen": ROOT / "codegen"}
+PACKAGES = {"externspec": REPO / "python/externspec", "externspec.codegen": REPO / "codegen"}
 
 
 def module_file(dotted: str) -> Path | None:

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 import externspec as es
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import REPO
 
 # Names the README's snippets use without defining them, as a user's code would have them.
 PARAMS = ("model_json_bytes: bytes, x: torch.Tensor, y: torch.Tensor, index: int, int_args: list[int], "
@@ -42,7 +41,7 @@ def wrong(arg: es.Argument, nodes: es.ExternKernelNodes) -> None:
 
 
 def readme_snippets() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = (REPO / "README.md").read_text()
     return re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
 
 

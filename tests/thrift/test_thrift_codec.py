@@ -22,11 +22,10 @@ from thriftpy2.utils import deserialize, serialize
 
 import externspec as es
 from externspec import thrift as tc
-from tests.support.model_strategies import model as model_strategy
+from tests.support.paths import IDL, PAYLOADS
+from tests.support.strategies import any_floats, documents
 from tests.support.versions import CURRENT, CURRENT_TEXT
 
-ROOT = Path(__file__).resolve().parents[2]
-IDL = ROOT / "schema/externspec.thrift"
 FACTORIES = {"binary": TBinaryProtocolFactory(), "compact": TCompactProtocolFactory()}
 DOC_TYPES = [es.ExternKernelNodes, es.ExportedProgram, es.Node, es.Argument, es.Graph]
 
@@ -94,7 +93,7 @@ def test_we_read_what_thriftpy2_writes(protocol, idl_thrift):
 @given(data=st.data())
 @pytest.mark.parametrize("doc_type", DOC_TYPES, ids=lambda t: t.__name__)
 def test_json_thrift_json_identity_on_generated_documents(doc_type, data, idl_thrift):
-    doc = data.draw(model_strategy(doc_type, depth=3))
+    doc = data.draw(documents(doc_type, depth=3, floats=any_floats))
     if doc_type is es.ExternKernelNodes:  # versions this reader accepts: none, or major 1
         doc = doc.model_copy(update={"schema_version": data.draw(
             st.none() | st.builds(es.SchemaVersion, major=st.just(1), minor=st.integers(0, 2**63 - 1)))})
@@ -199,7 +198,7 @@ def test_damaged_encodings_fail_only_with_decode_errors_in_bounded_memory(protoc
     VersionError that names a path, never another exception; and what decoding allocates is bounded
     by the input, not by the counts and lengths its headers announce."""
     doc_type = data.draw(st.sampled_from(DOC_TYPES))
-    wire = tc.dumps(data.draw(model_strategy(doc_type, depth=2)), protocol)
+    wire = tc.dumps(data.draw(documents(doc_type, depth=2, floats=any_floats)), protocol)
     damaged = data.draw(_damaged(wire))
     tracemalloc.start()
     try:
@@ -339,50 +338,32 @@ def test_unknown_protocol_is_named():
         tc.dumps(sample_nodes(), "json")  # type: ignore[arg-type]
 
 
-def test_older_major_binary_goes_through_the_upgraders():
+def test_older_major_binary_goes_through_the_upgraders(tmp_path: Path) -> None:
     """Under a 2.0 schema that renamed ExternKernelNode.name to `buffer` (id 10 kept; the worked
     example of tests/compat/test_upgrade.py), a 1.0 binary file reads: the id carries the rename,
     and the registered upgrader runs as it does for JSON."""
-    import importlib.util
-    import sys
-    import tempfile
-
-    from externspec.codegen import compat, emit_python
     from externspec.wire import upgrade
-    from tests.compat.test_upgrade import RENAMED_FROM, rename_name_to_buffer, v2_idl_text
+    from tests.support import schema_v2
 
-    assert RENAMED_FROM in IDL.read_text()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "models.py"
-        path.write_text(emit_python.emit(compat.load(Path(tmp) / "v2.thrift", "v2.thrift", text=v2_idl_text()))[
-            "models.py"])
-        name = "externspec_codec_v2_models"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        v2 = importlib.util.module_from_spec(spec)
-        sys.modules[name] = v2
-        try:
-            spec.loader.exec_module(v2)
-            v1_doc = sample_nodes()
-            for protocol in tc.PROTOCOLS:
-                data = tc.dumps(v1_doc, protocol)
-                with pytest.raises(es.VersionError, match="major version 1"):
-                    tc.loads(data, v2.ExternKernelNodes, protocol)  # no upgrader registered
-                with upgrade.registered("ExternKernelNodes", 1, rename_name_to_buffer):
-                    doc = tc.loads(data, v2.ExternKernelNodes, protocol)
-                assert doc.nodes[0].buffer == "buf1"
-                assert doc.nodes[0].node.inputs[1].arg.as_float == float("inf")
-                # An upgrader that adds a key the reader lacks: the upgraded document is judged as
-                # JSON's is (wire.decision._load_upgraded), the key named in a VersionError.
-                with upgrade.registered("ExternKernelNodes", 1, lambda d: {**d, "added": 1}), \
-                        pytest.raises(es.VersionError, match="the upgraders do not know") as left:
-                    tc.loads(data, v2.ExternKernelNodes, protocol)
-                assert left.value.key == "added"
-        finally:
-            del sys.modules[name]
+    assert schema_v2.RENAMED_FROM in IDL.read_text()
+    with schema_v2.v2_models(tmp_path, "externspec_codec_v2_models") as v2:
+        v1_doc = sample_nodes()
+        for protocol in tc.PROTOCOLS:
+            data = tc.dumps(v1_doc, protocol)
+            with pytest.raises(es.VersionError, match="major version 1"):
+                tc.loads(data, v2.ExternKernelNodes, protocol)  # no upgrader registered
+            with upgrade.registered("ExternKernelNodes", 1, schema_v2.rename_name_to_buffer):
+                doc = tc.loads(data, v2.ExternKernelNodes, protocol)
+            assert doc.nodes[0].buffer == "buf1"
+            assert doc.nodes[0].node.inputs[1].arg.as_float == float("inf")
+            # An upgrader that adds a key the reader lacks: the upgraded document is judged as
+            # JSON's is (wire.decision._load_upgraded), the key named in a VersionError.
+            with upgrade.registered("ExternKernelNodes", 1, lambda d: {**d, "added": 1}), \
+                    pytest.raises(es.VersionError, match="the upgraders do not know") as left:
+                tc.loads(data, v2.ExternKernelNodes, protocol)
+            assert left.value.key == "added"
 
 
-PAYLOADS = ROOT / "tests/compat/payloads"
 CORPUS = sorted(
     (index.parent / e["path"], e["type"])
     for index in PAYLOADS.glob("v*/index.json")

@@ -25,10 +25,10 @@ from externspec import _torch_support
 from tests.support import cpp_models as cm
 from tests.support import zoo
 from tests.support.artifacts import read_member
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 RELEASE = ".".join(map(str, _torch_support.minor_release(torch.__version__)))
 SUPPORTED = _torch_support.supported_releases(_torch_support.requirement())
 

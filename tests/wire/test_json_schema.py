@@ -5,16 +5,15 @@ JSON Schema cannot state). Checked with the `jsonschema` package (Draft 2020-12)
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
 import externspec as es
+from tests.support.paths import CONFORMANCE
 
-CORPUS = Path(__file__).resolve().parents[1] / "conformance"
-MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
+MANIFEST = json.loads((CONFORMANCE / "manifest.json").read_text())
 
 # Invalid documents a JSON Schema accepts, and why no schema can refuse them. Unknown names fail.
 NOT_EXPRESSIBLE = {
@@ -41,14 +40,14 @@ def validator(type_name: str) -> jsonschema.Draft202012Validator:
 
 @pytest.mark.parametrize("name", sorted(MANIFEST["valid"]))
 def test_valid_documents_match_the_schema(name: str) -> None:
-    doc = json.loads((CORPUS / "valid" / name).read_bytes())
+    doc = json.loads((CONFORMANCE / "valid" / name).read_bytes())
     errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator(MANIFEST["valid"][name]).iter_errors(doc)]
     assert errors == []
 
 
 @pytest.mark.parametrize("name", sorted(set(MANIFEST["invalid"]) - NOT_JSON))
 def test_invalid_documents_are_refused_by_the_schema(name: str) -> None:
-    doc = json.loads((CORPUS / "invalid" / name).read_bytes())
+    doc = json.loads((CONFORMANCE / "invalid" / name).read_bytes())
     accepted = validator(MANIFEST["invalid"][name]["type"]).is_valid(doc)
     assert accepted == (name in NOT_EXPRESSIBLE), NOT_EXPRESSIBLE.get(name, "the schema accepts it")
 
@@ -57,7 +56,7 @@ def test_the_declared_differences_name_real_documents() -> None:
     assert set(NOT_EXPRESSIBLE) | NOT_JSON <= set(MANIFEST["invalid"])
     for name in NOT_JSON:
         with pytest.raises(ValueError):
-            json.loads((CORPUS / "invalid" / name).read_bytes())
+            json.loads((CONFORMANCE / "invalid" / name).read_bytes())
 
 
 def _resolved(schema: dict[str, Any], name: str) -> dict[str, Any]:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from externspec._cache import cache_dir
 from tests.support import cppbuild
+from tests.support.paths import IDL
 
 HERE = Path(__file__).resolve().parent
-IDL = HERE.parents[2] / "schema/externspec.thrift"
 CACHE = cache_dir() / "thrift_interop"
 # npm's `thrift`, Apache Thrift's Node.js library: pinned as requirements-dev.txt pins PyPI's `thrift`.
 NODE_THRIFT = "thrift@0.24.0"

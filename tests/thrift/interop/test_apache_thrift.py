@@ -27,11 +27,9 @@ from pydantic import BaseModel
 import externspec as es
 from externspec import thrift as tc
 from externspec.codegen import load_schema
+from tests.support.paths import CONFORMANCE
 
 from . import apache
-
-ROOT = Path(__file__).resolve().parents[3]
-CONFORMANCE = ROOT / "tests/conformance"
 
 
 @dataclass(frozen=True)
