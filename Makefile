@@ -25,7 +25,7 @@ setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1 (CI runs
 # Debian packages: CMake (CMakeLists.txt: es.cpp's build and the fuzz harnesses'), the C++ JSON
 # backends (header-only nlohmann = default, simdjson = fast), and clang with its sanitizer/libFuzzer
 # runtime for the decoder's and executor's fuzz tests; Apache Thrift's compiler and C++ library (with
-# the Boost headers its headers include) for tests/thrift_interop/.
+# the Boost headers its headers include) for tests/thrift/interop/.
 CPP_DEB_PACKAGES := cmake nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev \
 	thrift-compiler libthrift-dev libboost-dev
 
@@ -77,9 +77,9 @@ test: $(STAMP) check-generated check-schema ## run the whole test suite (slow te
 # a blob, aliased outputs) through es.cpp built with its CUDA path, the wheel and the CMake example.
 # The packaging tests come first: one worker builds the wheel (CMake) while the other builds es.cpp
 # and runs the rest (last, the wheel build kept a worker busy alone for ten minutes).
-TESTS_TORCH214 := tests/packaging tests/cpp/test_conformance.py tests/test_executor_conformance.py \
-	tests/test_torch_compat.py tests/test_torch_releases.py tests/test_torch_matrix.py tests/test_lite_zoo.py tests/test_aoti_crosscheck.py \
-	tests/test_cpp_aoti_package.py tests/test_cuda.py tests/test_runtime_device.py
+TESTS_TORCH214 := tests/packaging tests/decoder_cpp/test_conformance.py tests/abi/test_executor_conformance.py \
+	tests/torch/test_torch_compat.py tests/torch/test_torch_releases.py tests/torch/test_torch_matrix.py tests/aoti/test_lite_zoo.py tests/aoti/test_aoti_crosscheck.py \
+	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_runtime_device.py
 test-torch2.14: ## the tests of torch 2.14.1's packages, es.cpp's CUDA path and the 2.14 wheel (in .venv-torch2.14)
 	$(MAKE) setup-torch2.14
 	$(VENV_TORCH214)/bin/python -m pytest -n 2 $(TESTS_TORCH214)

@@ -1,13 +1,12 @@
-"""Shared pytest setup: the --update-golden flag, the real torch artifacts, and the `make_executor`
+"""Shared pytest setup: the --update-golden switch (the `golden` fixture) and the `executor`
 fixture that runs one test body over both executors."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.support.executors import Executor
+from tests.support.golden import Golden
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -16,16 +15,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.fixture(scope="session")
-def update_golden(request: pytest.FixtureRequest) -> bool:
-    return bool(request.config.getoption("--update-golden"))
-
-
-@pytest.fixture(params=["python", "cpp"])
-def make_executor(request: pytest.FixtureRequest) -> Any:
-    """The executor class under test: es.ProxyExecutor or es.cpp.ProxyExecutor (same interface)."""
-    import externspec as es
-
-    return es.ProxyExecutor if request.param == "python" else es.cpp.ProxyExecutor
+def golden(request: pytest.FixtureRequest) -> Golden:
+    """Expected files: compared, or rewritten under --update-golden (every golden test, one switch)."""
+    return Golden(bool(request.config.getoption("--update-golden")))
 
 
 @pytest.fixture(params=["python", pytest.param("cpp", marks=pytest.mark.slow)])

@@ -142,7 +142,7 @@ class JsonLoads(Protocol):
 
 # The JSON decode decision (version policy, limits, `DecodeError`) is a layer above the models:
 # `externspec.wire` installs it here when it is imported, which `externspec/__init__.py` does before
-# any model can be used. The base never imports the layers built on it (tests/test_layering.py).
+# any model can be used. The base never imports the layers built on it (tests/repo/test_layering.py).
 _json_loads: JsonLoads | None = None
 
 

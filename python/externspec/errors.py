@@ -4,7 +4,7 @@ Errors are data, made where a problem is found: a `DecodeError` carries one `Err
 per problem (its *kind*, JSON path, message, and the key it names), built by the decoder that found
 it (pydantic's error type, the Thrift readers' sites, the C++ decoder's `IssueKind`, carried across
 the binding as records). The kinds are the keys of `ERROR_KINDS`; the C++ decoder names the same
-kinds (`externspec::error_kind_name`), and tests/test_error_records.py holds both to one list. No
+kinds (`externspec::error_kind_name`), and tests/repo/test_error_records.py holds both to one list. No
 code reads an error's kind, path or key back out of its message.
 """
 

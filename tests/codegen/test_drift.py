@@ -10,8 +10,7 @@ from pathlib import Path
 from externspec.codegen import load_schema
 from externspec.codegen.generate import default_targets, render
 from externspec.codegen.naming import carries_banner
-
-REPO = Path(__file__).parents[2]
+from tests.support.paths import IDL, REPO
 
 
 def check(root: Path) -> subprocess.CompletedProcess[str]:
@@ -43,7 +42,7 @@ def test_drift_is_caught_with_the_fixing_command(tmp_path: Path) -> None:
 def test_only_generator_output_carries_the_generated_banner() -> None:
     """A file stamped "@generated ... DO NOT EDIT" is one the generator writes (or a golden of its
     output); hand-written code, the C++ headers beside externspec.h included, is edited where it is."""
-    schema = load_schema(str(REPO / "schema/externspec.thrift"))
+    schema = load_schema(str(IDL))
     generated = {path.relative_to(REPO) for path in render(schema, default_targets(REPO))}
     goldens = {Path(p) for p in subprocess.run(["git", "ls-files", "tests/codegen/cases/*/expected/*"], cwd=REPO,
                                                capture_output=True, text=True, check=True).stdout.split()}

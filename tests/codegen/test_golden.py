@@ -11,6 +11,7 @@ import pytest
 
 from externspec.codegen import lint, parse_text
 from externspec.codegen.generate import default_targets
+from tests.support.golden import Golden
 
 CASES = Path(__file__).parent / "cases"
 EMITTERS = {t.name: t.emit for t in default_targets(Path("."))}
@@ -28,15 +29,9 @@ def case_outputs(case: Path) -> dict[Path, str]:
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir()))
-def test_golden(case: str, update_golden: bool) -> None:
-    outputs = case_outputs(CASES / case)
-    if update_golden:
-        for path, text in outputs.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    for path, text in outputs.items():
-        assert path.exists(), f"{path} is missing: run pytest tests/codegen --update-golden"
-        assert path.read_text() == text, f"{path} is stale: run pytest tests/codegen --update-golden and review"
+def test_golden(case: str, golden: Golden) -> None:
+    for path, text in case_outputs(CASES / case).items():
+        golden.check(path, text)
 
 
 def test_output_is_deterministic() -> None:

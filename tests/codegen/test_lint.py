@@ -6,6 +6,7 @@ import pytest
 
 import externspec as es
 from externspec.codegen import SchemaError, lint, parse_text
+from tests.support.paths import IDL
 
 VERSION = 'struct SchemaVersion { 10: i64 major; 20: i64 minor; }\n' \
           'const SchemaVersion SCHEMA_VERSION = {"major": 1, "minor": 0}\n'
@@ -105,11 +106,10 @@ def test_syntax_errors_are_located(idl: str, expected: str) -> None:
 
 
 def test_the_project_idl_is_clean() -> None:
-    from pathlib import Path
 
     from externspec.codegen import load_schema
 
-    schema = load_schema(str(Path(__file__).parents[2] / "schema/externspec.thrift"))
+    schema = load_schema(str(IDL))
     assert schema.schema_version() == (es.SCHEMA_VERSION.major, es.SCHEMA_VERSION.minor)
 
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import externspec as es
 from externspec.codegen import ir, parse_file, parse_text
-
-IDL = Path(__file__).parents[2] / "schema/externspec.thrift"
+from tests.support.paths import IDL
 
 
 def test_optional_and_default_requiredness_are_distinct() -> None:

@@ -17,11 +17,10 @@ from externspec import cli
 from externspec.codegen import compat, ir
 from externspec.codegen.compat import Bump
 from externspec.codegen.compat.history import check_history
+from tests.support.paths import IDL, REPO
 from tests.support.versions import CURRENT_IDL, CURRENT_TEXT, MAJOR, MINOR, NEXT_MINOR_IDL, idl_literal
 
-ROOT = Path(__file__).resolve().parents[2]
-IDL = ROOT / "schema/externspec.thrift"
-HISTORY = ROOT / "schema/history"
+HISTORY = REPO / "schema/history"
 
 DEVICE_DOC = "  /** Device index; null means the current device of that type. */\n"
 DEVICE_INDEX = "  20: optional i64 index;\n}"

@@ -7,14 +7,12 @@ The index files are language-neutral so that the C++ decoder's tests can iterate
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import externspec as es
-
-PAYLOADS = Path(__file__).parent / "payloads"
+from tests.support.paths import PAYLOADS
 
 
 def payloads() -> list[tuple[str, dict[str, str]]]:

@@ -2,21 +2,20 @@
 and the exact findings expected (expected.txt: every finding line, then the required bump).
 
 Refresh the expected files after an intended message change with
-`EXTERNSPEC_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/compat/test_rules.py`, then review the diff.
+`.venv/bin/python -m pytest tests/compat/test_rules.py --update-golden`, then review the diff.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from externspec.codegen import compat
+from tests.support.golden import Golden
 
 RULES_DIR = Path(__file__).parent / "rules"
 CASES = sorted(p.name for p in RULES_DIR.iterdir() if p.is_dir())
-UPDATE = os.environ.get("EXTERNSPEC_UPDATE_GOLDEN") == "1"
 
 
 def _run(case: str) -> tuple[compat.Report, str]:
@@ -33,12 +32,9 @@ def test_every_rule_has_a_fixture() -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_rule_fixture(case: str) -> None:
+def test_rule_fixture(case: str, golden: Golden) -> None:
     report, text = _run(case)
-    expected_file = RULES_DIR / case / "expected.txt"
-    if UPDATE:
-        expected_file.write_text(text, encoding="utf-8")
-    assert text == expected_file.read_text(encoding="utf-8")
+    golden.check(RULES_DIR / case / "expected.txt", text)
     # The fixture exercises its own rule, and the required bump is that of the worst finding.
     assert case in {f.rule for f in report.findings}
     assert report.required == max(f.bump for f in report.findings)

@@ -5,63 +5,34 @@ upgrader, and every v1.0 extern-kernel payload loading under it (in Python, and 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
 import externspec as es
 from externspec import cli
-from externspec.codegen import compat, emit_python
+from externspec.codegen import compat
 from externspec.wire import upgrade
-from tests.support.versions import CURRENT_IDL
+from tests.support import schema_v2
+from tests.support.paths import IDL, PAYLOADS
+from tests.support.schema_v2 import rename_name_to_buffer, v2_idl_text
 
-ROOT = Path(__file__).resolve().parents[2]
-IDL = ROOT / "schema/externspec.thrift"
-PAYLOADS = Path(__file__).parent / "payloads"
 V1_EXTERN_FILES = sorted(
     PAYLOADS / index.parent.name / e["path"]
     for index in PAYLOADS.glob("v1.*/index.json")
     for e in json.loads(index.read_text(encoding="utf-8"))
     if e["type"] == "ExternKernelNodes"
 )
-RENAMED_FROM = "  10: string name;\n  20: Node node;"
-RENAMED_TO = "  10: string buffer;\n  20: Node node;"
-
-
-def v2_idl_text(version: str = '{"major": 2, "minor": 0}') -> str:
-    text = IDL.read_text(encoding="utf-8")
-    assert text.count(RENAMED_FROM) == 1 and text.count(CURRENT_IDL) == 1
-    return text.replace(RENAMED_FROM, RENAMED_TO).replace(CURRENT_IDL, version)
-
-
-def rename_name_to_buffer(doc: dict[str, Any]) -> dict[str, Any]:
-    """The 1 -> 2 upgrader: ExternKernelNode.name became `buffer` (a pure function)."""
-    nodes = [{("buffer" if k == "name" else k): v for k, v in n.items()} for n in doc["nodes"]]
-    return {**doc, "nodes": nodes}
 
 
 @pytest.fixture(scope="module")
 def v2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
     """Pydantic models generated from the 2.0 IDL, importable as `externspec_test_v2_models`."""
-    out = tmp_path_factory.mktemp("v2")
-    (out / "v2.thrift").write_text(v2_idl_text(), encoding="utf-8")
-    schema = compat.load(out / "v2.thrift")
-    path = out / "models.py"
-    path.write_text(emit_python.emit(schema)["models.py"], encoding="utf-8")
-    name = "externspec_test_v2_models"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[name]
+    with schema_v2.v2_models(tmp_path_factory.mktemp("v2"), "externspec_test_v2_models") as module:
+        yield module
 
 
 @pytest.fixture

@@ -207,7 +207,7 @@ def check_cpu_input_refused(es: Any, args: argparse.Namespace) -> Row:
 
 def check_matrix(es: Any) -> list[Row]:
     """The cross-version matrix under this torch (tests/support/matrix.py: the rule of
-    tests/test_torch_matrix.py, a row per package and executor; a known failure passes as one)."""
+    tests/torch/test_torch_matrix.py, a row per package and executor; a known failure passes as one)."""
     from tests.support import matrix
 
     rows = []

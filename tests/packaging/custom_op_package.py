@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 
 from externspec._cache import cache_dir
 from tests.support.cppbuild import build
+from tests.support.package_cache import cached, compile_package
 
 SOURCE = Path(__file__).with_name("my_ops.cpp")
 CACHE = cache_dir() / "aoti"
@@ -58,12 +57,4 @@ def package() -> Path:
     load_ops()
     h = hashlib.sha256(Path(__file__).read_bytes() + SOURCE.read_bytes() + torch.__version__.encode())
     key = h.hexdigest()[:16]
-    path = CACHE / f"my_ops-{key}.pt2"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-            tmp_path = Path(tmp) / path.name
-            ep = torch.export.export(MyOps(), example_inputs())
-            torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path))
-            os.replace(tmp_path, path)
-    return path
+    return cached(CACHE / f"my_ops-{key}.pt2", lambda path: compile_package(MyOps(), example_inputs(), path))

@@ -14,8 +14,9 @@ import torch
 
 from externspec import _torch_support, cpp
 from externspec.errors import ExternSpecError
+from tests.support.fake_torch import fake_torch
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 REQUIREMENT = PYPROJECT["project"]["optional-dependencies"]["torch"][0]
 RELEASES = _torch_support.supported_releases(REQUIREMENT)
@@ -28,18 +29,6 @@ def test_the_range_is_written_once_and_read_everywhere() -> None:
     stated = f"torch {RELEASES[0]} to {RELEASES[-1]}"
     for doc in ("README.md", "docs/torch-compat.md"):
         assert stated in (REPO / doc).read_text(), f"{doc} states the supported releases ({stated})"
-
-
-def fake_torch(prefix: Path, version: str) -> Path:
-    """A CMake package `Torch` of `version` (an interface target, nothing to link): a release this
-    machine does not have, for CMake's side of the refusal."""
-    config = prefix / "share" / "cmake" / "Torch"
-    config.mkdir(parents=True)
-    (config / "TorchConfig.cmake").write_text("if(NOT TARGET torch)\n  add_library(torch INTERFACE IMPORTED)\n"
-                                              "endif()\nset(TORCH_LIBRARIES torch)\nset(TORCH_FOUND TRUE)\n")
-    (config / "TorchConfigVersion.cmake").write_text(f'set(PACKAGE_VERSION "{version}")\n'
-                                                     "set(PACKAGE_VERSION_COMPATIBLE TRUE)\n")
-    return config
 
 
 def python_refusal(version: str, tmp_path: Path) -> str | None:

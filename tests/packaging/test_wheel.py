@@ -16,11 +16,11 @@ import torch
 
 import externspec
 from externspec import _torch_support
-from tests.cpp.test_include import APP_SOURCE, DOCUMENT, compile_lines, run_compile_line
 from tests.packaging import custom_op_package
-from tests.packaging.test_torch_support import fake_torch
 from tests.packaging.wheelenv import REPO, built_wheel, venv_env, venv_with_wheel
 from tests.support import zoo
+from tests.support.fake_torch import fake_torch
+from tests.support.readme_app import APP_SOURCE, DOCUMENT, compile_lines, run_compile_line
 
 pytestmark = pytest.mark.slow
 

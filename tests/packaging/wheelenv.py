@@ -33,8 +33,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from externspec._cache import cache_dir
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 CACHE = cache_dir() / "wheel"
 TORCH_REQUIREMENT = f"torch=={torch.__version__.split('+')[0]}"
 # What the wheel is built from (the sdist minus tests, docs and benchmarks).

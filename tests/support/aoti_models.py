@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,8 @@ import torch
 from externspec._cache import cache_dir
 
 from . import custom_ops as co
+from .package_cache import cached, compile_package
 
-REPO = Path(__file__).resolve().parents[2]
 CACHE = cache_dir() / "aoti"
 
 
@@ -66,17 +65,8 @@ def _key(model: type) -> str:
 
 def compiled_package(model: type = AllOps) -> Path:
     """Path of the AOTInductor package for `model` (compiled on first use, then cached)."""
-    path = CACHE / f"{model.__name__}-{_key(model)}.pt2"
-    if not path.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.pt2")
-        with warnings.catch_warnings():
-            # torch's own deprecation warnings from inside export/compile (e.g. via copyreg)
-            warnings.simplefilter("ignore", FutureWarning)
-            ep = torch.export.export(model(), example_inputs())
-            torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp))
-        tmp.replace(path)
-    return path
+    return cached(CACHE / f"{model.__name__}-{_key(model)}.pt2",
+                  lambda path: compile_package(model(), example_inputs(), path))
 
 
 def run_eager(model: type = AllOps) -> Any:

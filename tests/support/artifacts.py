@@ -7,10 +7,7 @@ the text of this file and the ops module: editing either rebuilds them.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
-import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,8 +17,8 @@ import torch
 from externspec._cache import cache_dir
 
 from . import artifact_ops
+from .package_cache import cached
 
-REPO = Path(__file__).resolve().parents[2]
 CACHE = cache_dir() / "artifacts"
 
 
@@ -33,19 +30,9 @@ def _key(key_files: Sequence[Path] = ()) -> str:
 
 
 def _cached(name: str, build: Callable[[Path], None], key_files: Sequence[Path] = ()) -> Path:
-    """Build `name` into the cache once (atomically: a crash leaves no half-written file; under a
-    file lock, so parallel test workers build it once and none replaces it under another's reader).
-    The key covers this file, the ops module and `key_files` (the module defining what `build` makes)."""
-    path = CACHE / _key(key_files) / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f"{name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists():
-            with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-                tmp_path = Path(tmp) / name
-                build(tmp_path)
-                os.replace(tmp_path, path)
-    return path
+    """`name` built into the cache once (package_cache.cached), keyed by this file, the ops module
+    and `key_files` (the module defining what `build` makes)."""
+    return cached(CACHE / _key(key_files) / name, build)
 
 
 class MLP(torch.nn.Module):

@@ -20,10 +20,8 @@ and the torch version, and built under a file lock so parallel workers compile o
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import inspect
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +33,7 @@ from torch.export import Dim
 from externspec.cpp import cache_dir
 
 from . import custom_ops as co
+from .package_cache import cached, compile_package
 
 
 class AbiModel(torch.nn.Module):
@@ -186,18 +185,6 @@ def _key(model: CompiledModel) -> str:
 def package(name: str) -> Path:
     """The compiled package of model `name` (compiled on first use, then cached on disk)."""
     model = MODELS[name]
-    out_dir = cache_dir() / "aoti"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{name}-{_key(model)}.pt2"
-    with open(out_dir / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists():
-            with warnings.catch_warnings():
-                # torch's own pytree code trips its own deprecation while exporting.
-                warnings.filterwarnings("ignore", r".*LeafSpec", FutureWarning)
-                ep = torch.export.export(model.module, model.inputs(4), dynamic_shapes=model.dynamic)
-                tmp = path.with_suffix(".tmp.pt2")
-                torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp),
-                                                         inductor_configs=model.inductor_configs)
-            tmp.rename(path)
-    return path
+    return cached(cache_dir() / "aoti" / f"{name}-{_key(model)}.pt2",
+                  lambda path: compile_package(model.module, model.inputs(4), path, dynamic_shapes=model.dynamic,
+                                               inductor_configs=model.inductor_configs))

@@ -27,7 +27,8 @@ from typing import Any
 
 import torch
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.paths import REPO
+
 DATA = REPO / "tests" / "data" / "matrix"
 
 # A custom op whose kwarg-only int defaults the compiled wrapper passes in its int array while the node

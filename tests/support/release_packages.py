@@ -1,6 +1,6 @@
 """Packages compiled by the supported torch releases older than any environment `make setup` makes
 (2.11 and 2.12), kept in the tree under tests/data/torch<release>/ and run under the running torch
-by tests/test_torch_releases.py (a package's model library calls torch through its C shim, so it
+by tests/torch/test_torch_releases.py (a package's model library calls torch through its C shim, so it
 runs under a later torch; docs/torch-compat.md).
 
 Three small packages per release (about 0.4 MB each): `lite_mlp` (lite mode, a dynamic batch, addmm
@@ -21,8 +21,9 @@ from pathlib import Path
 import torch
 
 from externspec import _torch_support
+from tests.support.paths import REPO
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = REPO / "tests" / "data"
 RELEASES = ("2.11", "2.12")
 
 

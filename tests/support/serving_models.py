@@ -8,13 +8,13 @@ runner that runs one call at a time the barrier never fills. A test may set any 
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Protocol
 
 import torch
 
 from .artifacts import _cached
+from .package_cache import compile_package
 
 BARRIER_TIMEOUT_S = 120.0  # only a broken run waits this long: a filled barrier opens at once
 
@@ -52,9 +52,6 @@ class Rendezvous(torch.nn.Module):
 
 def package() -> Path:
     def build(path: Path) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # torch's own, from inside export
-            ep = torch.export.export(Rendezvous(), (torch.ones(4),))
-            torch._inductor.aoti_compile_and_package(ep, package_path=str(path))
+        compile_package(Rendezvous(), (torch.ones(4),), path)
 
     return _cached("serving_rendezvous.pt2", build, key_files=(Path(__file__),))

@@ -7,7 +7,7 @@ missing and extra keys, multi-key unions, out-of-range ints, NaN, deep nesting, 
 lists, invalid UTF-8.
 
 Built from the field annotations of the pydantic models (the IR's view as emitted), the same way
-as the C++ round-trip property of tests/cpp/test_roundtrip_property.py, which can import
+as the C++ round-trip property of tests/decoder_cpp/test_roundtrip_property.py, which can import
 `documents` from here.
 """
 
@@ -36,6 +36,8 @@ SCHEMA_KEYS: tuple[str, ...] = tuple(sorted({k for m in MODELS for k in m.model_
 
 text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6)
 finite_floats = st.floats(allow_nan=False) | st.sampled_from([0.1, 1e-05, 1e20, 1e16, 1e15, -0.0, 1.5e-7, 5e-324])
+# NaN and the infinities too, for the properties that compare encodings rather than models (NaN != NaN).
+any_floats = st.floats() | finite_floats
 
 
 def _bounds(field: Any) -> tuple[int, int]:
@@ -46,21 +48,21 @@ def _bounds(field: Any) -> tuple[int, int]:
     return lo, hi
 
 
-def _value(tp: Any, depth: int, field: Any = None) -> st.SearchStrategy[Any]:
+def _value(tp: Any, depth: int, floats: st.SearchStrategy[float], field: Any = None) -> st.SearchStrategy[Any]:
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
         base, *meta = typing.get_args(tp)
         info = next((m for m in meta if hasattr(m, "metadata")), field)
-        return _value(base, depth, info)
+        return _value(base, depth, floats, info)
     if origin in (typing.Union, types.UnionType):
         (inner,) = [a for a in typing.get_args(tp) if a is not type(None)]
-        return st.none() | _value(inner, depth, field)
+        return st.none() | _value(inner, depth, floats, field)
     if origin is list:
         (elem,) = typing.get_args(tp)
-        return st.lists(_value(elem, depth - 1), max_size=3 if depth > 0 else 0)
+        return st.lists(_value(elem, depth - 1, floats), max_size=3 if depth > 0 else 0)
     if origin is dict:
         _, elem = typing.get_args(tp)
-        return st.dictionaries(text, _value(elem, depth - 1), max_size=3 if depth > 0 else 0)
+        return st.dictionaries(text, _value(elem, depth - 1, floats), max_size=3 if depth > 0 else 0)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return st.sampled_from(list(tp))
     if tp is bool:
@@ -69,11 +71,11 @@ def _value(tp: Any, depth: int, field: Any = None) -> st.SearchStrategy[Any]:
         lo, hi = _bounds(field)
         return st.integers(lo, hi) | st.sampled_from([lo, hi, 0])
     if tp is float:
-        return finite_floats
+        return floats
     if tp is str:
         return text
     if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return st.deferred(lambda: _model(tp, depth - 1))
+        return st.deferred(lambda: _model(tp, depth - 1, floats))
     raise TypeError(f"no strategy for {tp!r}")
 
 
@@ -82,7 +84,7 @@ def _is_recursive(tp: Any) -> bool:
     return "Graph" in repr(tp) or "Argument]" in repr(tp)
 
 
-def _model(model: type[BaseModel], depth: int) -> st.SearchStrategy[Any]:
+def _model(model: type[BaseModel], depth: int, floats: st.SearchStrategy[float]) -> st.SearchStrategy[Any]:
     # Validators are built on first use: until then a field's annotation may still be a forward
     # reference (Argument's `Optional[GraphArgument]`), whichever test happened to run first.
     model.model_rebuild()
@@ -90,10 +92,10 @@ def _model(model: type[BaseModel], depth: int) -> st.SearchStrategy[Any]:
     if issubclass(model, UnionModel):
         members = [n for n, f in fields.items() if depth > 0 or not _is_recursive(f.annotation)]
         inner = {n: typing.get_args(fields[n].annotation)[0] for n in members}  # strip Optional
-        return st.one_of([_value(inner[n], depth, fields[n]).map(lambda v, n=n: model.model_validate({n: v}))
+        return st.one_of([_value(inner[n], depth, floats, fields[n]).map(lambda v, n=n: model.model_validate({n: v}))
                           for n in members])
-    required = {n: _value(f.annotation, depth, f) for n, f in fields.items() if f.is_required()}
-    optional = {n: _value(f.annotation, depth, f) for n, f in fields.items() if not f.is_required()}
+    required = {n: _value(f.annotation, depth, floats, f) for n, f in fields.items() if f.is_required()}
+    optional = {n: _value(f.annotation, depth, floats, f) for n, f in fields.items() if not f.is_required()}
     return st.fixed_dictionaries(required, optional=optional).map(model.model_validate)
 
 
@@ -108,11 +110,13 @@ def readable_version(doc: BaseModel, minor: int) -> BaseModel:
     return doc
 
 
-def documents(model: type[BaseModel], depth: int = 3) -> st.SearchStrategy[Any]:
+def documents(model: type[BaseModel], depth: int = 3,
+              floats: st.SearchStrategy[float] = finite_floats) -> st.SearchStrategy[Any]:
     """Valid instances of `model` that any reader of this schema version accepts.
 
-    `depth` bounds nesting of lists, maps and recursive members (Graph inside Argument)."""
-    return st.builds(readable_version, _model(model, depth), st.integers(0, 2**31))
+    `depth` bounds nesting of lists, maps and recursive members (Graph inside Argument); `floats`
+    draws every double (`any_floats` adds NaN and the infinities)."""
+    return st.builds(readable_version, _model(model, depth, floats), st.integers(0, 2**31))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Zip archives written byte by byte, to hold what a zip writer would not write: two directories,
 two zip64 extra fields on one entry, lying sizes, names that differ in case only. Used by
-tests/test_zip_crosscheck.py (the runner against miniz and zipfile) and bench_hostile."""
+tests/aoti/test_zip_crosscheck.py (the runner against miniz and zipfile) and bench_hostile."""
 
 from __future__ import annotations
 

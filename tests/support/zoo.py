@@ -6,7 +6,6 @@ through extern-kernel nodes torch wrote). Tiny sizes; each package is compiled o
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import torch
 
 from .artifacts import _cached
+from .package_cache import compile_package
 
 
 class MLP(torch.nn.Module):
@@ -127,11 +127,8 @@ def lite_package(name: str) -> Path:
     model = ZOO[name]
 
     def build(path: Path) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # torch's own, from inside export/compile
-            ep = torch.export.export(model.module(), model.inputs(0), dynamic_shapes=model.dynamic_shapes)
-            torch._inductor.aoti_compile_and_package(
-                ep, package_path=str(path), inductor_configs=dict(torch._inductor.lite_mode_options))
+        compile_package(model.module(), model.inputs(0), path, dynamic_shapes=model.dynamic_shapes,
+                        inductor_configs=dict(torch._inductor.lite_mode_options))
 
     return _cached(f"lite_{name}.pt2", build, key_files=(Path(__file__),))
 

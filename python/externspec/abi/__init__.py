@@ -150,7 +150,7 @@ def split_target(target: str) -> OpName:
 
     Every part must be an identifier and not a dunder, so that looking the parts up (in the
     dispatcher's registry, or as attributes of torch.ops) never reaches anything but an op. The C++
-    executor's `resolve_op` (cpp/csrc/executor/ops.cpp) parses by the same grammar; tests/test_op_lookup.py
+    executor's `resolve_op` (cpp/csrc/executor/ops.cpp) parses by the same grammar; tests/abi/test_op_lookup.py
     runs both over the same targets."""
     if target.startswith(_TORCH_OPS):
         parts = target[len(_TORCH_OPS):].split(".")

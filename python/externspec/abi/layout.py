@@ -88,7 +88,7 @@ class NodeLayout:
     """How one node sits in the two flat arrays: the int array holds the dynamic int inputs then
     one slot per int return, the tensor array the dynamic tensor inputs then one slot per output
     tensor. Both executors plan from it (the C++ one by the same rules, checked by
-    tests/test_node_layout.py), the exporter fills a call's arrays from it and `externspec inspect`
+    tests/abi/test_node_layout.py), the exporter fills a call's arrays from it and `externspec inspect`
     prints it."""
 
     args: tuple[ArgLayout, ...]  # every argument of the op schema, in schema order

@@ -286,7 +286,7 @@ namespace detail {
 // What a problem is; the path is built while the exception unwinds, the innermost segment first.
 enum class IssueKind : std::uint8_t { Limit, Union, Missing, Unknown, Enum, Range, Type, Encoding, Syntax };
 
-// The kinds' names: Python's `externspec.errors.ERROR_KINDS` keys (tests/test_error_records.py
+// The kinds' names: Python's `externspec.errors.ERROR_KINDS` keys (tests/repo/test_error_records.py
 // holds the two lists equal).
 inline const char* error_kind_name(IssueKind kind) {
   switch (kind) {

@@ -315,7 +315,7 @@ TempDir::TempDir() {
 void TempDir::remove() noexcept {
   if (path_.empty()) return;
   // POSIX, not std::filesystem: the runtime calls no C++ standard-library function that torch's
-  // libraries also export (tests/test_cpp_symbols.py). They carry copies of std::filesystem, and a
+  // libraries also export (tests/cpp/test_cpp_symbols.py). They carry copies of std::filesystem, and a
   // process that loaded torch first binds such a call to torch's copy; torch 2.11's libtorch.so has
   // a remove_all whose recursive_directory_iterator is an unresolved weak symbol, address 0.
   ::nftw(path_.c_str(), [](const char* file, const struct stat*, int, struct FTW*) {

@@ -1,6 +1,6 @@
 // Node layout and planning: a node checked against its op's runtime schema and placed in the two
 // flat arrays, static values decoded (the C++ twin of python/externspec/abi/layout.py, by the same
-// rules: tests/test_node_layout.py checks that both consume the same counts).
+// rules: tests/abi/test_node_layout.py checks that both consume the same counts).
 #pragma once
 
 #include <cstddef>

@@ -30,7 +30,7 @@ bool is_identifier(std::string_view s) {
 
 // A target's parts by abi.split_target's grammar (python/externspec/abi/__init__.py): `ns::op`,
 // `ns::op.overload` or `torch.ops.ns.op.overload`, each part an identifier and not a dunder.
-// tests/test_op_lookup.py runs this parser and the Python one over the same targets.
+// tests/abi/test_op_lookup.py runs this parser and the Python one over the same targets.
 bool split_target(std::string_view target, std::string_view& ns, std::string_view& name,
                   std::string_view& overload) {
   constexpr std::string_view kTorchOps = "torch.ops.";
