@@ -34,11 +34,11 @@ RELEASE = ".".join(map(str, _torch_support.minor_release(torch.__version__)))
 SUPPORTED = _torch_support.supported_releases(_torch_support.requirement())
 
 # torch._export.serde.schema.SCHEMA_VERSION: the export schema the IDL mirrors.
-EXPORT_SCHEMA = {"2.11": (8, 17), "2.12": (8, 20), "2.13": (8, 20), "2.14": (8, 20)}
+EXPORT_SCHEMA = {"2.11": (8, 17), "2.12": (8, 20), "2.13": (8, 20), "2.14": (8, 20), "2.15": (8, 20)}
 # The package archive's `.data/version` and the keys of `*.wrapper_metadata.json`.
-ARCHIVE_VERSION = {"2.11": "6", "2.12": "6", "2.13": "6", "2.14": "6"}
+ARCHIVE_VERSION = {"2.11": "6", "2.12": "6", "2.13": "6", "2.14": "6", "2.15": "6"}
 METADATA_KEYS = {r: ["AOTI_COMPUTE_CAPABILITY", "AOTI_CPU_ISA", "AOTI_DEVICE_KEY", "AOTI_MACHINE", "AOTI_PLATFORM"]
-                 for r in ("2.11", "2.12", "2.13", "2.14")}
+                 for r in ("2.11", "2.12", "2.13", "2.14", "2.15")}
 # C entry points of the model library that a release's AOTInductor adds (torch 2.14's loader looks
 # them up and warns when a 2.13 library lacks them; both loaders run either library).
 ENTRY_POINTS_SINCE = {
