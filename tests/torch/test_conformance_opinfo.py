@@ -37,7 +37,7 @@ def report() -> opinfo_replay.Report:
 
 def _trusting_executor(spec: es.ExternKernelNodes) -> es.ProxyExecutor:
     """The replayed specs are eager calls' own, not hostile ones: the op policy's deny list is
-    lifted (`allow_ops`), so ops denied for what a hostile spec could do with them (`_fft_r2c`)
+    lifted (`allow_ops`), so ops denied for what a hostile spec could do with them (`max_pool1d`)
     keep their conformance check."""
     return es.ProxyExecutor(spec, allow_ops=list(op_policy.policy().denied))
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import torch
@@ -263,16 +263,18 @@ def _plan_node(index: int, node: ExternKernelNode, cache: SchemaCache, torch_wri
                allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
     """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
     try:
-        return _plan(_label(index, node.name, node.node.target), node.node, cache, torch_written, allowed, device)
+        return _plan(index, _label(index, node.name, node.node.target), node.node, cache, torch_written, allowed,
+                     device)
     except ExternSpecError as exc:
         exc.node = index
         raise
 
 
-def _plan(label: str, node: Node, cache: SchemaCache, torch_written: bool,
+def _plan(index: int, label: str, node: Node, cache: SchemaCache, torch_written: bool,
           allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
     """The layout, then what a call needs besides: the op policy's verdict, the static values
-    decoded, and each dynamic argument's place in the op's positional or keyword arguments."""
+    decoded, each dynamic argument's place in the op's positional or keyword arguments, and the
+    op policy's checks of the call's ints where it has some."""
     if node.target == "call_torchbind":
         raise SpecMismatchError(_torchbind_refusal(label))
     op, schema = _op(label, node, cache)
@@ -290,10 +292,12 @@ def _plan(label: str, node: Node, cache: SchemaCache, torch_written: bool,
     kwargs: dict[str, Any] = {}
     fills: list[_Fill] = []
     fill_names: list[str] = []
+    places: dict[str, tuple[int | str | None, Any]] = {}  # argument -> (position or keyword, static value)
     by_keyword = False  # once an argument is omitted, later positional ones go by keyword
     for p, placed in zip(schema.params, layout.args, strict=True):
         if placed.arg is None:
             by_keyword = by_keyword or not p.kwarg_only
+            places[p.name] = (None, p.default_value)
             continue
         positional = not p.kwarg_only and not by_keyword
         key: Any = len(pos) if positional else p.name
@@ -306,6 +310,7 @@ def _plan(label: str, node: Node, cache: SchemaCache, torch_written: bool,
             # A device equal to the op's default still passes: the runtime device replaces it.
             is_default = (p.default_arg is not None and same_argument(placed.arg, p.default_arg)
                           and not (device is not None and placed.arg.type == "as_device"))
+        places[p.name] = (key, value)
         if positional:
             pos.append(value)
             pos_default.append(is_default)
@@ -318,10 +323,54 @@ def _plan(label: str, node: Node, cache: SchemaCache, torch_written: bool,
 
     outputs = layout.outputs
     return CallPlan(
-        op=op, call=op._op, label=label, pos=pos, kwargs=kwargs, fills=tuple(fills), fill_names=tuple(fill_names),
+        op=op, call=_checked(index, label, op._op, qualified, places, len(pos), kwargs), label=label, pos=pos,
+        kwargs=kwargs, fills=tuple(fills), fill_names=tuple(fill_names),
         num_ints=layout.int_inputs + layout.int_outputs, num_tensors=layout.tensor_inputs + layout.tensor_outputs,
         layout=layout, single_return=len(schema.returns) == 1,
         single_tensor_slot=outputs[0].slot if len(outputs) == 1 and outputs[0].kind == _OUT_TENSOR else -1,
     )
 
 
+_Reader = Callable[[tuple[Any, ...], dict[str, Any]], Any]
+
+
+def _reader(label: str, places: dict[str, tuple[int | str | None, Any]], name: str, num_pos: int,
+            kwargs: dict[str, Any]) -> _Reader:
+    """How a call's argument `name` is read from the op's positional and keyword arguments (its
+    static value when the plan leaves it out as the op's default)."""
+    if name not in places:
+        raise SpecMismatchError(f"{label}: the op policy checks argument `{name}`, which the runtime op schema "
+                                "does not have")
+    key, static = places[name]
+    if isinstance(key, int) and key < num_pos:
+        return lambda pos, kw: pos[key]
+    if isinstance(key, str) and key in kwargs:
+        return lambda pos, kw: kw[key]
+    return lambda pos, kw: static
+
+
+def _checked(index: int, label: str, call: Any, qualified: str, places: dict[str, tuple[int | str | None, Any]],
+             num_pos: int, kwargs: dict[str, Any]) -> Any:
+    """`call` (the op's callable) behind the op policy's checks of its ints (`ES_CHECK`), for the
+    ops that have some; the other ops get `call` itself, so their calls do not pay for them. A value
+    that breaks one is a CallError naming the node, the op and the argument, and the kernel is not
+    called. `places`, `num_pos`, `kwargs`: where the plan puts each argument."""
+    checks = tuple((c, _reader(label, places, c.arg, num_pos, kwargs),
+                    _reader(label, places, c.tensor, num_pos, kwargs) if c.tensor else None)
+                   for c in op_policy.checks(qualified))
+    if not checks:
+        return call
+
+    def checked(*pos: Any, **kwargs: Any) -> Any:
+        for check, read_arg, read_tensor in checks:
+            value = read_arg(pos, kwargs)
+            if value is None:
+                continue
+            tensor = read_tensor(pos, kwargs) if read_tensor is not None else None
+            rank = tensor.dim() if isinstance(tensor, torch.Tensor) else 0
+            problem = check.problem(list(value) if isinstance(value, (list, tuple)) else [value], rank)
+            if problem is not None:
+                raise CallError(op_policy.check_message(label, check, value, problem), node=index)
+        return call(*pos, **kwargs)
+
+    return checked

@@ -3,8 +3,9 @@
 The data is `include/externspec/torch/op_policy.def` (the C++ executor #includes the same file):
 denied ops (files, other processes, process-wide state, memory outside the call's tensors, kernels
 that crash or hang on arguments they do not check), guards against static arguments that crash a
-kernel, and bounds on node metadata. A user who trusts a
-spec's use of a denied op names it in `allow_ops`; guards and bounds always apply.
+kernel, checks of the ints a kernel leaves unchecked (made at each call: `ES_CHECK`), and bounds on
+node metadata. A user who trusts a spec's use of a denied op names it in `allow_ops`; guards, checks
+and bounds always apply.
 """
 
 from __future__ import annotations
@@ -29,11 +30,46 @@ class Guard:
     reason: str
 
 
+_RULE = re.compile(r"dims\Z|(-?\d+|rank)\.\.(-?\d+|rank)\Z")
+
+
+@dataclass(frozen=True)
+class Check:
+    """ES_CHECK: a precondition of int / int[] argument `arg`, checked at each call."""
+
+    op: str  # a pattern, as for denied
+    arg: str
+    rule: str  # "dims", or "lo..hi" (each bound an integer or "rank")
+    tensor: str  # the tensor argument whose rank `dims` and `rank` mean ("" when the rule needs none)
+    reason: str
+
+    def problem(self, values: list[int], rank: int) -> str | None:
+        """What is wrong with `values` (the argument's ints; `rank`: the tensor's), or None. The
+        C++ executor (op_policy.cpp, `problem`) words it alike."""
+        if self.rule == "dims":
+            seen: set[int] = set()
+            for d in values:
+                if not 0 <= d < rank:
+                    return f"{d} is not a dim of `{self.tensor}` (0..{rank - 1})"
+                if d in seen:
+                    return f"dim {d} is given twice"
+                seen.add(d)
+            return None
+        lo_text, _, hi_text = self.rule.partition("..")
+        lo, hi = (rank if b == "rank" else int(b) for b in (lo_text, hi_text))
+        for v in values:
+            if not lo <= v <= hi:
+                has = f" (`{self.tensor}` has {rank} dims)" if "rank" in self.rule else ""
+                return f"{v} is not in {lo}..{hi}{has}"
+        return None
+
+
 @dataclass(frozen=True)
 class Policy:
     denied: dict[str, str]  # pattern -> reason
     reviewed: dict[str, str]
     guards: tuple[Guard, ...]  # `op` is a pattern, as for denied
+    checks: tuple[Check, ...]
     limits: dict[str, int]
 
 
@@ -42,6 +78,7 @@ def policy() -> Policy:
     denied: dict[str, str] = {}
     reviewed: dict[str, str] = {}
     guards: list[Guard] = []
+    checks: list[Check] = []
     limits: dict[str, int] = {}
     for where, kind, fields in entries(POLICY_FILE):
         if kind in ("ES_DENY", "ES_REVIEWED") and len(fields) == 2:
@@ -52,9 +89,12 @@ def policy() -> Policy:
             guards.append(Guard(op, conditions, reason))
         elif kind == "ES_LIMIT" and len(fields) == 2:
             limits[fields[0]] = int(fields[1])
+        elif kind == "ES_CHECK" and len(fields) == 5 and _RULE.match(fields[2]) and \
+                bool(fields[3]) == ("dims" in fields[2] or "rank" in fields[2]):
+            checks.append(Check(*fields))
         else:
             raise ValueError(f"{where}: malformed {kind} entry: {', '.join(fields)}")
-    return Policy(denied, reviewed, tuple(guards), limits)
+    return Policy(denied, reviewed, tuple(guards), tuple(checks), limits)
 
 
 def matches(pattern: str, qualified: str) -> bool:
@@ -84,6 +124,17 @@ def denial(qualified: str, allow_ops: tuple[str, ...]) -> str | None:
         if matches(pattern, qualified) and not any(matches(a, qualified) for a in allow_ops):
             return reason
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def checks(qualified: str) -> tuple[Check, ...]:
+    """The ES_CHECK preconditions of op `ns::name.overload`, checked at each of its calls."""
+    return tuple(c for c in policy().checks if matches(c.op, qualified))
+
+
+def check_message(label: str, check: Check, value: int | list[int], problem: str) -> str:
+    return (f"{label}: refused by the executor's op policy: argument `{check.arg}` is {value}: {problem} "
+            f"(the kernel {check.reason})")
 
 
 def denied_message(label: str, qualified: str, reason: str) -> str:

@@ -418,6 +418,7 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
   const std::optional<c10::FunctionSchema> exported = export_schema(label, node);
   const std::vector<const Argument*> inputs = given(label, node, schema, ExportedArgs(exported), torchbind);
   if (!torchbind) check_guards(label, qualified, schema.arguments(), inputs);
+  if (!torchbind) plan.checks = plan_checks(label, qualified, schema);
   layout(label, node, schema, exported, inputs, torch_written, plan, objects, device);
   return plan;
 }

@@ -1,7 +1,10 @@
 #include "executor/op_policy.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
 
 #include <externspec/torch/errors.h>
 
@@ -16,6 +19,9 @@ struct Denied {
 };
 struct Guard {
   std::string_view op, arg, value, arg2, value2, reason;
+};
+struct Check {
+  std::string_view op, arg, rule, tensor, reason;
 };
 #define ES_REVIEWED(pattern, reason)
 #define ES_LIMIT(name, value) constexpr std::size_t limit_##name = value;
@@ -34,6 +40,12 @@ constexpr Denied kDenied[] = {
 #undef ES_GUARD
 #define ES_GUARD(op, arg, value, arg2, value2, reason) Guard{op, arg, value, arg2, value2, reason},
 constexpr Guard kGuards[] = {
+#include <externspec/torch/op_policy.def>
+};
+#undef ES_GUARD
+#define ES_GUARD(op, arg, value, arg2, value2, reason)
+#define ES_CHECK(op, arg, rule, tensor, reason) Check{op, arg, rule, tensor, reason},
+constexpr Check kChecks[] = {
 #include <externspec/torch/op_policy.def>
 };
 #undef ES_GUARD
@@ -65,7 +77,97 @@ bool static_is(const c10::Argument& p, const Argument* arg, std::string_view val
   return arg->is_as_bool() && arg->as_bool() == (value == "True");
 }
 
+// A bound of an ES_CHECK range: an integer, or `rank`.
+std::int64_t bound(std::string_view text, std::int64_t rank) {
+  if (text == "rank") return rank;
+  std::int64_t value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+// What is wrong with `values` under `c` (`rank`: its tensor's), or "" (op_policy.py's Check.problem,
+// in the same words).
+std::string problem(const Check& c, const std::vector<std::int64_t>& values, std::int64_t rank) {
+  const std::string tensor(c.tensor);
+  if (c.rule == "dims") {
+    std::vector<bool> seen(static_cast<std::size_t>(rank), false);
+    for (const std::int64_t d : values) {
+      if (d < 0 || d >= rank)
+        return std::to_string(d) + " is not a dim of `" + tensor + "` (0.." + std::to_string(rank - 1) + ")";
+      if (seen[static_cast<std::size_t>(d)]) return "dim " + std::to_string(d) + " is given twice";
+      seen[static_cast<std::size_t>(d)] = true;
+    }
+    return "";
+  }
+  const auto dots = c.rule.find("..");
+  const std::int64_t lo = bound(c.rule.substr(0, dots), rank), hi = bound(c.rule.substr(dots + 2), rank);
+  for (std::int64_t v : values)
+    if (v < lo || v > hi)
+      return std::to_string(v) + " is not in " + std::to_string(lo) + ".." + std::to_string(hi) +
+             (c.rule.find("rank") != std::string_view::npos
+                  ? " (`" + tensor + "` has " + std::to_string(rank) + " dims)"
+                  : std::string());
+  return "";
+}
+
+// The ints of an int / int[] / SymInt / SymInt[] value on the stack.
+std::vector<std::int64_t> ints_of(const c10::IValue& v) {
+  if (v.isInt()) return {v.toInt()};
+  if (v.isSymInt()) return {v.toSymInt().guard_int(__FILE__, __LINE__)};
+  if (v.isIntList()) return v.toIntVector();
+  std::vector<std::int64_t> out;
+  if (v.isList())
+    for (const c10::IValue& e : v.toListRef()) out.push_back(e.isSymInt() ? e.toSymInt().guard_int(__FILE__, __LINE__)
+                                                                          : e.toInt());
+  return out;
+}
+
+// The value as Python prints it: `5`, `[1, -1]`.
+std::string shown(const c10::IValue& v, const std::vector<std::int64_t>& values) {
+  if (!v.isList() && !v.isIntList()) return std::to_string(values.at(0));
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
 }  // namespace
+
+std::vector<ArgCheck> plan_checks(const std::string& label, const std::string& qualified,
+                                  const c10::FunctionSchema& schema) {
+  std::vector<ArgCheck> out;
+  for (std::size_t e = 0; e < std::size(kChecks); ++e) {
+    const Check& c = kChecks[e];
+    if (!matches(c.op, qualified)) continue;
+    ArgCheck placed{0, 0, e};
+    for (std::string_view name : {c.arg, c.tensor}) {
+      if (name.empty()) continue;
+      auto at = schema.argumentIndexWithName(std::string(name));
+      if (!at)
+        throw SpecMismatchError(label + ": the op policy checks argument `" + std::string(name) +
+                                "`, which the runtime op schema does not have");
+      (name == c.arg ? placed.arg : placed.tensor) = static_cast<std::uint32_t>(*at);
+    }
+    out.push_back(placed);
+  }
+  return out;
+}
+
+void check_call(const NodePlan& plan, std::size_t index, const std::vector<c10::IValue>& stack) {
+  for (const ArgCheck& a : plan.checks) {
+    const Check& c = kChecks[a.entry];
+    const c10::IValue& v = stack[a.arg];
+    if (v.isNone()) continue;
+    const std::vector<std::int64_t> values = ints_of(v);
+    const c10::IValue& t = stack[a.tensor];
+    const std::int64_t rank = !c.tensor.empty() && t.isTensor() ? t.toTensor().dim() : 0;
+    const std::string why = problem(c, values, rank);
+    if (why.empty()) continue;
+    CallError e(plan.label + ": refused by the executor's op policy: argument `" + std::string(c.arg) + "` is " +
+                shown(v, values) + ": " + why + " (the kernel " + std::string(c.reason) + ")");
+    e.node = index;
+    throw e;
+  }
+}
 
 bool is_allow_pattern(std::string_view s) {
   auto sep = s.find("::");

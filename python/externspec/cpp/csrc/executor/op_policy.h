@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <externspec/externspec.h>
+#include <externspec/torch/proxy_executor.h>
 
 namespace externspec {
 
@@ -26,5 +27,13 @@ void check_op_schema_text(const std::string& label, std::string_view key, const 
 // omitted).
 void check_guards(const std::string& label, const std::string& qualified, const std::vector<c10::Argument>& params,
                   const std::vector<const Argument*>& given);
+
+// The op policy's checks of op `qualified`'s ints (ES_CHECK), located on its stack.
+std::vector<ArgCheck> plan_checks(const std::string& label, const std::string& qualified,
+                                  const c10::FunctionSchema& schema);
+
+// CallError (naming node `index`, the op and the argument) unless the call's `stack` meets `plan`'s
+// checks.
+void check_call(const NodePlan& plan, std::size_t index, const std::vector<c10::IValue>& stack);
 
 }  // namespace externspec

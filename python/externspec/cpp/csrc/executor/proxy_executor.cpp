@@ -269,6 +269,7 @@ void ProxyExecutor::run(int index, int num_ints, const int64_t* ints, int num_te
       ++fill;
     }
   }
+  if (C10_UNLIKELY(!plan.checks.empty())) check_call(plan, static_cast<std::size_t>(index), stack);
   plan.call(stack);
   store_outputs(plan, stack, ints, tensors);
 }

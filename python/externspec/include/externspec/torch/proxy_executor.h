@@ -58,6 +58,14 @@ struct Fill {
 
 enum class OutKind : std::uint8_t { Tensor, Tensors, OptTensor, None, Int };
 
+// A precondition the op policy states on an int / int[] argument (op_policy.def, ES_CHECK),
+// checked on the call's stack before the kernel runs.
+struct ArgCheck {
+  std::uint32_t arg;      // the argument's stack index
+  std::uint32_t tensor;   // the stack index of the tensor whose rank `dims` and `rank` mean
+  std::size_t entry;      // the ES_CHECK entry (op_policy.cpp)
+};
+
 struct Output {
   OutKind kind;
   std::uint32_t slot;   // tensor slot (Tensor, Tensors, OptTensor) or int slot (Int)
@@ -80,6 +88,7 @@ struct NodePlan {
   std::vector<c10::IValue> stack;  // one entry per schema argument; dynamic ones are placeholders
   std::vector<Fill> fills;
   std::vector<Output> outputs;
+  std::vector<ArgCheck> checks;  // the op policy's checks of the call's ints (most ops have none)
   std::size_t num_returns = 0;
   std::int64_t num_ints = 0, num_tensors = 0, num_input_ints = 0, num_input_tensors = 0;
 };
