@@ -38,6 +38,7 @@ from .._generated.models import (
     SCHEMA_VERSION,
     Argument,
     ArgumentKind,
+    CallLayout,
     ExternKernelNode,
     ExternKernelNodes,
     NamedArgument,
@@ -249,8 +250,18 @@ class SpecBuilder:
         return outputs
 
     def build(self) -> ExternKernelNodes:
-        """The spec so far, stamped with this externspec's schema version."""
-        return ExternKernelNodes(nodes=list(self._nodes), schema_version=SCHEMA_VERSION)
+        """The spec so far, stamped with this externspec's schema version, its call layout (each call's
+        arrays hold the node's own arguments: `_call_arrays` writes them from the node's layout) and
+        its producer."""
+        return ExternKernelNodes(nodes=list(self._nodes), schema_version=SCHEMA_VERSION,
+                                 call_layout=CallLayout.NODE_ARGUMENTS, producer=producer())
+
+
+def producer() -> str:
+    """What a file externspec writes records as its `producer`: externspec's and torch's versions."""
+    from .. import __version__  # the package's own, set before any builder runs
+
+    return f"externspec {__version__} (torch {torch.__version__})"
 
 
 def _call_arrays(op_name: str, layout: NodeLayout, node: Node,
