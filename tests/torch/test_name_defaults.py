@@ -153,3 +153,14 @@ def test_a_file_externspec_wrote_is_not_rewritten(tmp_path: Path) -> None:
 def test_the_options_go_with_name_defaults(tmp_path: Path) -> None:
     r = externspec("upgrade", "--torch", "2.13", str(matrix.DATA / "2.13" / "lite.pt2"), str(tmp_path / "o.pt2"))
     assert r.returncode == 2 and "--torch and --load go with --name-defaults" in r.stderr
+
+
+def test_a_bare_extern_kernel_file_is_rewritten_from_the_stated_torch(tmp_path: Path) -> None:
+    package = matrix.DATA / "2.13" / "lite.pt2"
+    bare = tmp_path / "model.wrapper.json"
+    bare.write_text(json.dumps(spec(package)))
+    rc, _, stderr = name_defaults(bare, tmp_path / "out.json")
+    assert rc == 1 and "(--torch RELEASE)" in stderr, stderr
+    rc, _, stderr = name_defaults(bare, tmp_path / "out.json", "--torch", "2.13")
+    assert rc == 0, stderr
+    assert json.loads((tmp_path / "out.json").read_text())["nodes"] == spec(rewritten(package, tmp_path))["nodes"]

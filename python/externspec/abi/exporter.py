@@ -46,6 +46,7 @@ from .._generated.models import (
     OptionalTensorArgument,
     TensorArgument,
 )
+from .._version import __version__
 from ..errors import CallError, UnsupportedError
 from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, SlotKind, arg_type, same_argument, torch_types
 from .arg_writer import ArgWriter, Slots, is_int
@@ -259,8 +260,6 @@ class SpecBuilder:
 
 def producer() -> str:
     """What a file externspec writes records as its `producer`: externspec's and torch's versions."""
-    from .. import __version__  # the package's own, set before any builder runs
-
     return f"externspec {__version__} (torch {torch.__version__})"
 
 
