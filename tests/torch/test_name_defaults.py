@@ -164,3 +164,10 @@ def test_a_bare_extern_kernel_file_is_rewritten_from_the_stated_torch(tmp_path: 
     rc, _, stderr = name_defaults(bare, tmp_path / "out.json", "--torch", "2.13")
     assert rc == 0, stderr
     assert json.loads((tmp_path / "out.json").read_text())["nodes"] == spec(rewritten(package, tmp_path))["nodes"]
+
+
+def test_an_op_not_registered_here_is_named_and_nothing_is_written(tmp_path: Path) -> None:
+    r = externspec("upgrade", "--name-defaults", str(matrix.DATA / "2.13" / "lite.pt2"), str(tmp_path / "out.pt2"))
+    assert r.returncode == 1 and not (tmp_path / "out.pt2").exists()
+    assert ".wrapper.json: $.nodes[7]: node 7 `buf15` (es_matrix::scale): no op `es_matrix::scale` is registered" \
+        in r.stderr, r.stderr
