@@ -31,7 +31,7 @@ struct SchemaVersion {
  * The version of externspec's own documents (ExternKernelNodes). Readers accept the same major
  * and any minor; a newer minor is read only when it carries nothing this reader does not know.
  */
-const SchemaVersion SCHEMA_VERSION = {"major": 1, "minor": 1}
+const SchemaVersion SCHEMA_VERSION = {"major": 1, "minor": 2}
 
 /**
  * The torch.export schema major that ExportedProgram mirrors. An ExportedProgram's own
@@ -43,6 +43,22 @@ const i64 TORCH_EXPORT_SCHEMA_MAJOR = 8
 // Enums. ScalarType, Layout and MemoryFormat use the serialization numbering of torch's export
 // schema, not c10's: convert through the name tables, never by value.
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * How the nodes of an extern-kernel file sit in the two flat arrays of their calls, which torch
+ * changed without a version (docs/torch-compat.md, "The rule"). The wrappers of torch 2.11 to 2.14
+ * pass the defaults of the kwarg-only arguments a node omits in the int array; torch 2.15's wrapper
+ * and externspec's exporter pass exactly the arguments the node names.
+ */
+enum CallLayout {
+  /** Each call's arrays hold the node's own arguments and nothing else (torch 2.15, externspec). */
+  NODE_ARGUMENTS = 1,
+  /**
+   * The arrays also hold the op schema's default of every kwarg-only argument the node omits,
+   * with the slots it takes written as a value (torch 2.11 to 2.14).
+   */
+  OMITTED_DEFAULTS_PASSED = 2,
+}
 
 /** How an argument was bound at the call site. Informational: executors match by name. */
 enum ArgumentKind {
@@ -527,13 +543,24 @@ struct ExternKernelNode {
 
 /**
  * An extern-kernel file (AOTInductor's *.wrapper.json). torch writes no version; externspec
- * stamps `schema_version`, which torch's reader ignores. A file without it is torch-written and
- * is read under schema 1.0.
+ * stamps `schema_version`, `call_layout` and `producer`, which torch's reader (2.13 to 2.15)
+ * ignores. A file without `schema_version` is torch-written and is read under schema 1.0.
  */
 struct ExternKernelNodes {
   10: list<ExternKernelNode> nodes;
   /** externspec's schema version; omitted from the JSON when unset, as torch writes it. */
   20: optional SchemaVersion schema_version (json.omit_if_null = "true");
+  /**
+   * The call layout of every node (schema 1.2). Unset in a torch-written file, which says nothing
+   * of it; externspec's exporter and `externspec upgrade` write it. Omitted when unset.
+   */
+  30: optional CallLayout call_layout (json.omit_if_null = "true");
+  /**
+   * What wrote the file (schema 1.2): "externspec X.Y.Z (torch A.B.C)" for externspec's exporter
+   * and the torch it ran under, or what `externspec upgrade` recorded of a torch-written file.
+   * Informational; omitted when unset.
+   */
+  40: optional string producer (json.omit_if_null = "true");
 } (version_policy = "externspec")
 
 // ---------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .abi.exporter import SpecBuilder as SpecBuilder
     from .cpp_include import get_include as get_include
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 # name -> (module, attribute or None for the module itself, whether it needs torch)
 _LAZY: dict[str, tuple[str, str | None, bool]] = {

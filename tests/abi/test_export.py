@@ -78,6 +78,10 @@ def test_spec_is_stamped_and_marks_python_defined_ops() -> None:
     b.add(torch.ops.aten.add.Tensor, (X, Y))
     spec = b.build()
     assert spec.schema_version == es.SCHEMA_VERSION
+    # Each call's arrays hold the node's own arguments (omit_defaults leaves a default out with its slots).
+    assert spec.call_layout == es.CallLayout.NODE_ARGUMENTS
+    assert spec.producer == f"externspec {es.__version__} (torch {torch.__version__})"
+    assert '"call_layout":1,"producer":"externspec ' in es.dumps(spec)
     assert spec.nodes[0].node.target == "aten::add.Tensor"
     assert spec.nodes[0].node.metadata["externspec.op_schema"] == str(torch.ops.aten.add.Tensor._schema)
 

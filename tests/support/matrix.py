@@ -27,26 +27,13 @@ from typing import Any
 
 import torch
 
+# Registers es_matrix::scale, the custom op of the packages.
+from tests.support import matrix_ops  # noqa: F401
 from tests.support.paths import REPO
 
 DATA = REPO / "tests" / "data" / "matrix"
 
-# A custom op whose kwarg-only int defaults the compiled wrapper passes in its int array while the node
-# omits them (tagged needs_fixed_stride_order, so Inductor does not apply the defaults into the call's
-# kwargs: docs/torch-compat.md, "What a real package shows"). Every argument moves the result by its own
-# weight, so a default read from the wrong slot changes the output.
-NS = "es_matrix"
-_lib = torch.library.Library(NS, "DEF")
-_lib.define("scale(Tensor x, int p=2, *, int k=3, float f=1.5, SymInt s=4) -> Tensor",
-            tags=(torch.Tag.needs_fixed_stride_order,))
-
-
-def _scale(x: torch.Tensor, p: int = 2, *, k: int = 3, f: float = 1.5, s: int = 4) -> torch.Tensor:
-    return x * p + k * 0.5 + f * 0.25 + s * 0.125
-
-
-_lib.impl("scale", _scale, "CompositeExplicitAutograd")
-torch.library.register_fake(f"{NS}::scale", _scale, lib=_lib)
+# The custom op es_matrix::scale (tests/support/matrix_ops.py) is registered on import.
 
 
 class MlpOp(torch.nn.Module):

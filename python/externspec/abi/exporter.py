@@ -38,6 +38,7 @@ from .._generated.models import (
     SCHEMA_VERSION,
     Argument,
     ArgumentKind,
+    CallLayout,
     ExternKernelNode,
     ExternKernelNodes,
     NamedArgument,
@@ -45,6 +46,7 @@ from .._generated.models import (
     OptionalTensorArgument,
     TensorArgument,
 )
+from .._version import __version__
 from ..errors import CallError, UnsupportedError
 from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, WRAPPED_NUMBERS_KEY, ArgType, SlotKind, arg_type, same_argument, torch_types
 from .arg_writer import ArgWriter, Slots, is_int
@@ -249,8 +251,16 @@ class SpecBuilder:
         return outputs
 
     def build(self) -> ExternKernelNodes:
-        """The spec so far, stamped with this externspec's schema version."""
-        return ExternKernelNodes(nodes=list(self._nodes), schema_version=SCHEMA_VERSION)
+        """The spec so far, stamped with this externspec's schema version, its call layout (each call's
+        arrays hold the node's own arguments: `_call_arrays` writes them from the node's layout) and
+        its producer."""
+        return ExternKernelNodes(nodes=list(self._nodes), schema_version=SCHEMA_VERSION,
+                                 call_layout=CallLayout.NODE_ARGUMENTS, producer=producer())
+
+
+def producer() -> str:
+    """What a file externspec writes records as its `producer`: externspec's and torch's versions."""
+    return f"externspec {__version__} (torch {torch.__version__})"
 
 
 def _call_arrays(op_name: str, layout: NodeLayout, node: Node,

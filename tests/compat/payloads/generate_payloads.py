@@ -8,7 +8,8 @@ What it writes, with real torch (2.13) and the externspec of this checkout:
 * `extern_nodes_torch.json`: the *.wrapper.json that AOTInductor writes for a model calling a
   torch.library custom op and an aten fallback (torch-written: no schema_version);
 * `extern_nodes_externspec.json`: the same nodes decoded and re-encoded by externspec, stamped
-  with its SCHEMA_VERSION;
+  with its SCHEMA_VERSION (from 1.2: as `externspec upgrade --name-defaults` writes them, with their
+  call layout and producer);
 * `node_spec_*.json`: single ExternKernelNode documents, one per call site;
 * `exported_program.json`: torch.export's serialized program (models/model.json of a .pt2).
 `index.json` lists every document with its type, for the Python and C++ decoder tests.
@@ -26,6 +27,9 @@ from pathlib import Path
 import torch
 
 import externspec as es
+from externspec import aoti
+from externspec.abi.exporter import producer
+from externspec.abi.name_defaults import rewrite
 
 HERE = Path(__file__).resolve().parent
 
@@ -63,7 +67,8 @@ class Model(torch.nn.Module):
         return a * 2, b.sum(0)
 
 
-def _extern_json_from_package(pt2: Path) -> str:
+def _extern_json_from_package(pt2: Path) -> tuple[str, str]:
+    """The package's extern-kernel JSON and the wrapper source beside it."""
     with zipfile.ZipFile(pt2) as zf:
         names = [n for n in zf.namelist() if n.endswith(".wrapper.json") or (n.endswith(".json")
                  and "/data/aotinductor/" in n)]
@@ -71,7 +76,7 @@ def _extern_json_from_package(pt2: Path) -> str:
                    and not n.endswith("_metadata.json")]
         if not wrapper:
             raise SystemExit(f"no extern-kernel json in {pt2}: {zf.namelist()}")
-        return zf.read(wrapper[0]).decode("utf-8")
+        return zf.read(wrapper[0]).decode("utf-8"), zf.read(aoti.wrapper_source(wrapper[0])).decode("utf-8")
 
 
 def main(version: str) -> None:
@@ -95,13 +100,15 @@ def main(version: str) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         pt2 = torch._inductor.aoti_compile_and_package(ep, package_path=str(Path(tmp) / "model.pt2"))
-        extern = _extern_json_from_package(Path(pt2))
+        extern, source = _extern_json_from_package(Path(pt2))
     (out / "extern_nodes_torch.json").write_text(extern, encoding="utf-8")
     index.append({"path": "extern_nodes_torch.json", "type": "ExternKernelNodes",
                   "writer": f"torch {torch.__version__} AOTInductor"})
 
     nodes = es.loads(extern, es.ExternKernelNodes)
-    stamped = nodes.model_copy(update={"schema_version": es.SCHEMA_VERSION})
+    # As `externspec upgrade --name-defaults` writes it (schema 1.2 on): stamped, with its call layout
+    # decided from the wrapper's num_ints and the producer.
+    stamped, _ = rewrite(nodes, aoti.wrapper_int_counts(source), None, producer())
     es.dump(stamped, out / "extern_nodes_externspec.json")
     index.append({"path": "extern_nodes_externspec.json", "type": "ExternKernelNodes",
                   "writer": f"externspec schema {version}"})

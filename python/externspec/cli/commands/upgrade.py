@@ -23,9 +23,10 @@ import struct
 import sys
 import zipfile
 from types import ModuleType
-from typing import IO
+from typing import IO, Any
 
 from ...aoti import ZIP_ERRORS
+from ._ops import register_ops
 from ._output import OutputError, open_output, write_output
 
 NAME = "upgrade"
@@ -41,6 +42,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                   "member's type is its place in the archive)")
     p.add_argument("--models", default="externspec._generated.models",
                    help="module of generated models to upgrade to (default: the installed schema)")
+    p.add_argument("--name-defaults", action="store_true",
+                   help="also rewrite torch-written extern-kernel files so each node names the kwarg-only "
+                        "defaults the wrapper passes (decided from the wrapper's num_ints), stamped NODE_ARGUMENTS")
+    p.add_argument("--torch", metavar="RELEASE", dest="compiled_by",
+                   help="with --name-defaults: the torch that compiled the file (e.g. 2.13), for a file without "
+                        "its wrapper source")
+    p.add_argument("--load", action="append", default=[], metavar="OPS",
+                   help="with --name-defaults: register custom ops first (.so, .py or module; repeatable)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,8 +64,13 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"externspec upgrade: cannot import models module {args.models!r}: {e}", file=sys.stderr)
         return 1
+    if (args.compiled_by or args.load) and not args.name_defaults:
+        print("externspec upgrade: --torch and --load go with --name-defaults", file=sys.stderr)
+        return 2
+    if args.name_defaults and not register_ops(args.load, NAME):
+        return 1
     if _is_archive(args.input):
-        return _upgrade_archive(args.input, args.output, models)
+        return _upgrade_archive(args.input, args.output, models, args)
     try:
         (source,) = docs.read_sources(args.input, format="json")
         type_name = args.type or docs.peek_json_type(source.data, source.label).__name__
@@ -65,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"externspec upgrade: {args.models} has no document type {type_name!r}", file=sys.stderr)
             return 1
         model = wire.loads(source.data, type_, source=source.label)
+        if args.name_defaults and _torch_written(model, source.data):
+            model = _named(model, None, args.compiled_by, source.label)
     except (ExternSpecError, docs.InputError) as e:
         print(f"externspec upgrade: {e}", file=sys.stderr)
         return 1
@@ -91,7 +107,7 @@ def _is_archive(path: str) -> bool:
         return False  # reported by the JSON path, worded as every command words it
 
 
-def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
+def _upgrade_archive(path: str, output: str, models: ModuleType, args: argparse.Namespace) -> int:
     from ...errors import ExternSpecError
     from . import _documents as docs
 
@@ -101,7 +117,7 @@ def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
                 raise docs.not_an_archive(path)
             archive = docs.open_archive(path, f)
             with archive:
-                rewritten = _upgraded_members(path, archive, models)
+                rewritten = _upgraded_members(path, archive, models, args)
                 with open_output(output) as out:
                     if rewritten:
                         _copy_archive(path, archive, out, rewritten)
@@ -124,9 +140,11 @@ def _upgrade_archive(path: str, output: str, models: ModuleType) -> int:
     return 0
 
 
-def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType) -> dict[str, tuple[bytes, str]]:
+def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType,
+                      args: argparse.Namespace) -> dict[str, tuple[bytes, str]]:
     """member name -> (its upgraded JSON, the schema it now has), for the schema members of an older
-    major. Every schema member is decoded (and its problems reported) before anything is written."""
+    major, and with --name-defaults the torch-written extern-kernel files. Every schema member is
+    decoded (and its problems reported) before anything is written."""
     from ... import aoti, wire
     from ...wire import version
     from . import _documents as docs
@@ -143,11 +161,55 @@ def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType) -
         data = docs.read_member(archive, info, label)
         model = wire.loads(data, type_, source=label)
         policy = version.policy_for(type_)
-        if policy.needs_upgrade(policy.raw_version(json.loads(data)), label):
+        if args.name_defaults and _torch_written(model, data):
+            model = _named(model, _wrapper_int_counts(path, archive, info.filename), args.compiled_by, label)
+            rewritten[info.filename] = (wire.dumps(model).encode(), f"{model.call_layout.name}: {model.producer}")
+        elif policy.needs_upgrade(policy.raw_version(json.loads(data)), label):
             v = getattr(model, "schema_version", None)
             rewritten[info.filename] = (wire.dumps(model).encode(),
                                         f"schema {v.major}.{v.minor}" if v is not None else "upgraded")
     return rewritten
+
+
+def _torch_written(model: object, data: bytes | str) -> bool:
+    """An extern-kernel file torch wrote: no schema_version (the rule of docs/versioning.md)."""
+    from ..._generated.models import ExternKernelNodes
+
+    return type(model).__name__ == ExternKernelNodes.__name__ and "schema_version" not in json.loads(data)
+
+
+def _named(model: Any, num_ints: dict[int, int] | None, compiled_by: str | None, label: str) -> Any:
+    """`model` with its passed defaults named (abi/name_defaults.py); errors name `label`."""
+    from ...abi.exporter import producer
+    from ...abi.name_defaults import rewrite
+    from ...errors import ExternSpecError
+    from . import _documents as docs
+
+    try:
+        return rewrite(model, num_ints, compiled_by, producer())[0]
+    except ExternSpecError as e:
+        raise docs.InputError(label, str(e), path="$" if e.node is None else f"$.nodes[{e.node}]") from None
+
+
+def _wrapper_int_counts(path: str, archive: zipfile.ZipFile, member: str) -> dict[int, int] | None:
+    """The num_ints of each call in the wrapper source beside extern-kernel file `member`, read
+    bounded as `aoti.read_package` reads it; None when the archive has no such member."""
+    from ... import aoti
+    from ...errors import PackageError
+    from . import _documents as docs
+
+    name = aoti.wrapper_source(member)
+    infos = [i for i in archive.infolist() if i.filename == name]
+    if not infos:
+        return None
+    label = f"{path}:{name}"
+    try:
+        cpp = aoti.read_member(archive, infos[0], aoti.MAX_SOURCE_BYTES, label, limit_name="max_source_bytes")
+        return aoti.wrapper_int_counts(cpp.decode("utf-8"), label)
+    except UnicodeDecodeError as e:
+        raise docs.InputError(label, f"not UTF-8 at byte {e.start}") from None
+    except PackageError as e:
+        raise docs.InputError(label, e.message) from None
 
 
 def _copy_archive(path: str, archive: zipfile.ZipFile, out: IO[bytes],
