@@ -207,7 +207,8 @@ def test_pip_refuses_the_wheel_beside_another_supported_torch(tmp_path: Path) ->
         proc = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--target",
                                str(tmp_path / "target"), str(built_wheel()[0]), f"torch=={other}.*"],
                               capture_output=True, text=True, timeout=600,
-                              env={**os.environ, "PIP_CONSTRAINT": "/dev/null"})  # a machine's cap on torch would answer first
+                              # a machine's cap on torch (a pip constraints file) would answer first
+                              env={**os.environ, "PIP_CONSTRAINT": "/dev/null"})
         output = proc.stdout + proc.stderr  # pip says why on stdout, that it failed on stderr
         assert proc.returncode != 0, other
         assert "ResolutionImpossible" in output, output
