@@ -6,6 +6,7 @@
 #include <externspec/torch/errors.h>
 
 #include "aoti_package/custom_objects.h"
+#include "aoti_package/string_object.h"
 
 namespace externspec::detail {
 namespace {

@@ -21,7 +21,8 @@
 #include <externspec/torch/aoti_runner.h>
 #include <externspec/torch/proxy_executor.h>
 
-#include "aoti_package/package.h"
+#include "aoti_package/temp_dir.h"
+#include "aoti_package/zip_reader.h"
 
 namespace externspec::detail {
 

@@ -6,6 +6,8 @@
 #include <externspec/runtime.h>
 #include <externspec/torch/errors.h>
 
+#include "aoti_package/string_object.h"
+
 namespace externspec::detail {
 
 std::vector<std::pair<std::string, std::string>> listed_custom_objects(Package& package, const std::string& model_name) {

@@ -23,7 +23,7 @@
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
-#include "aoti_package/package.h"
+#include "aoti_package/zip_reader.h"
 #include "executor/torch_types.h"
 
 namespace py = pybind11;
