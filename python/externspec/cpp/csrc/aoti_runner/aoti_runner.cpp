@@ -36,7 +36,7 @@
 #define EXTERNSPEC_SHIM_EXCEPTION_STATE 1
 #endif
 
-#include "aoti_package/aoti_package.h"
+#include "aoti_package/model_package_loader.h"
 #include "aoti_runner/model_library.h"
 #include "aoti_runner/torch_release.h"
 #include "aoti_package/wrapper_inputs.h"

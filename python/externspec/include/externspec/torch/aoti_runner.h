@@ -5,7 +5,7 @@
 //   std::vector<at::Tensor> out = runner.run({x, y});
 //
 // Loading has two steps, as torch's AOTIModelPackageLoader and AOTIModelContainerRunner: the
-// package is read, checked and extracted for the runner's device (cpp/csrc/aoti_package/aoti_package.h), then the
+// package is read, checked and extracted for the runner's device (cpp/csrc/aoti_package/model_package_loader.h), then the
 // runner opens the library, creates the container from it and runs it (docs/aoti-packages.md).
 //
 // Loading reads the zip's central directory itself before libtorch's reader
@@ -182,7 +182,7 @@ class AOTIRunner {
   struct Api;
   struct Checks;
   class Admission;
-  // Loading: the package (cpp/csrc/aoti_package/aoti_package.h), then the container made from it, in this order.
+  // Loading: the package (cpp/csrc/aoti_package/model_package_loader.h), then the container made from it, in this order.
   void load(const std::string& package_path, const AOTIRunnerOptions& options);
   void open_library();
   void create_container();

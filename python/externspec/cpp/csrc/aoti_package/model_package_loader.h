@@ -1,4 +1,5 @@
-// Loading an AOTInductor package for one device, apart from running it (torch splits the same way:
+// The package loader (as torch names its own: aoti_package/model_package_loader.h, AOTIModelPackageLoader):
+// loading an AOTInductor package for one device, apart from running it (torch splits the same way:
 // its AOTIModelPackageLoader reads and extracts the package, its per-device
 // AOTIModelContainerRunner opens the library and runs the container). `load_package` does
 // everything that reads the package: the members are verified, the small ones read and checked

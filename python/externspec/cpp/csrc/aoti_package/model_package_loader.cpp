@@ -1,4 +1,4 @@
-#include "aoti_package/aoti_package.h"
+#include "aoti_package/model_package_loader.h"
 
 #include <cstdint>
 #include <vector>
