@@ -3,7 +3,7 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
-#include <externspec/runtime.h>
+#include <externspec/wire.h>
 #include <externspec/torch/errors.h>
 
 #include "aoti_package/string_object.h"
