@@ -35,8 +35,10 @@
 #include "aoti_package/model_package_loader.h"
 #include "aoti_runner/input_checks.h"
 #include "aoti_runner/model_library.h"
+#include "aoti_runner/output_checks.h"
 #include "aoti_runner/torch_release.h"
 #include "aoti_package/wrapper_inputs.h"
+#include "aoti_package/wrapper_outputs.h"
 
 namespace externspec {
 
@@ -221,6 +223,7 @@ void AOTIRunner::load(const std::string& package_path, const AOTIRunnerOptions& 
   read_signature();
   record_inputs(options.require_input_records);
   compile_checks();
+  record_outputs();
   // The library is mapped and the weights copied: on the CPU nothing reads the files again, so
   // they go now (a crash later leaves nothing behind). CUDA kernels may load from the folder.
   if (device_.is_cpu()) package_->dir.remove();
@@ -333,6 +336,14 @@ void AOTIRunner::record_inputs(bool require_input_records) {
              "a package");
 }
 
+void AOTIRunner::record_outputs() {
+  const auto& source = package_->source;
+  output_checks_ = std::make_unique<detail::OutputChecks>(
+      source ? detail::recorded_outputs_from_wrapper(source->text, source->label)
+             : std::vector<detail::RecordedOutput>(),
+      checks_->numbers, checks_->symbols);
+}
+
 std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs, void* stream) {
   return run_with(inputs, package_->executor.get(), stream);
 }
@@ -383,7 +394,8 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
                                              torch::aot_inductor::ProxyExecutor* executor, void* stream_handle) {
   if (stream_handle != nullptr && device_.is_cpu())
     throw UnsupportedError(name_ + ": a stream was given, but the model runs on the CPU");
-  check_inputs(inputs);
+  thread_local detail::SymbolValues symbols;
+  check_inputs(inputs, symbols);
   AOTInductorStreamHandle stream = nullptr;
 #ifdef USE_CUDA
   // The model's kernels and the extern calls (ops the executor calls through the dispatcher, which
@@ -404,11 +416,18 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
   std::vector<AtenTensorHandle> in(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) in[i] = reinterpret_cast<AtenTensorHandle>(new at::Tensor(inputs[i]));
   std::vector<AtenTensorHandle> out(num_outputs_, nullptr);
+  // Each extern call's outputs are checked after it, whichever executor made it.
+  detail::CheckedExecutor checked(executor, *output_checks_, *package_->executor, symbols);
+  torch::aot_inductor::ProxyExecutor* called = output_checks_->empty() ? executor : &checked;
   Admission::Ticket admitted(*admission_);
   ProxyExecutor::take_last_error();
   clear_shim_error();
   auto status = api_->run(container_, in.data(), in.size(), out.data(),
-                          out.size(), stream, reinterpret_cast<AOTIProxyExecutorHandle>(executor));
+                          out.size(), stream, reinterpret_cast<AOTIProxyExecutorHandle>(called));
+  if (auto error = checked.first_error()) {
+    take_outputs(out);
+    std::rethrow_exception(error);
+  }
   if (status != AOTI_RUNTIME_SUCCESS) {
     take_outputs(out);
     if (auto error = ProxyExecutor::take_last_error()) std::rethrow_exception(error);

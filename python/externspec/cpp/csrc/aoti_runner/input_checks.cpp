@@ -74,11 +74,10 @@ std::string shape_text(const std::vector<std::string>& want) {
 }  // namespace
 
 void AOTIRunner::compile_checks() {
-  std::unordered_map<std::string, std::size_t> symbols;
   for (const auto& in : recorded_inputs_) {
     Checks::Input c;
-    for (const auto& s : in.sizes) c.sizes.push_back(parse_expr(s, symbols, checks_->symbols));
-    for (const auto& s : in.strides) c.strides.push_back(parse_expr(s, symbols, checks_->symbols));
+    for (const auto& s : in.sizes) c.sizes.push_back(parse_expr(s, checks_->numbers, checks_->symbols));
+    for (const auto& s : in.strides) c.strides.push_back(parse_expr(s, checks_->numbers, checks_->symbols));
     checks_->inputs.push_back(std::move(c));
   }
 }
@@ -116,13 +115,13 @@ void check_storage(const at::Tensor& t, const Who& who) {
 
 }  // namespace
 
-void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs) const {
+void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs,
+                              std::vector<std::optional<std::int64_t>>& values) const {
   if (inputs.size() != num_inputs_)
     throw CallError(name_ + ": the model takes " + std::to_string(num_inputs_) + " inputs, got " +
                     std::to_string(inputs.size()));
   // Per-run state lives in thread-local buffers and error text is built only on failure: the
   // checks run before every forward, so the passing path allocates nothing.
-  thread_local std::vector<std::optional<std::int64_t>> values;
   thread_local std::vector<std::pair<std::size_t, std::size_t>> bound_at;
   values.assign(checks_->symbols.size(), std::nullopt);
   bound_at.assign(checks_->symbols.size(), {0, 0});

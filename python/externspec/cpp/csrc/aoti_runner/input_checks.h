@@ -41,6 +41,7 @@ struct AOTIRunner::Checks {
   };
   std::vector<Input> inputs;
   std::vector<std::string> symbols;
+  std::unordered_map<std::string, std::size_t> numbers;  // symbol -> its index in `symbols`
 };
 
 }  // namespace externspec

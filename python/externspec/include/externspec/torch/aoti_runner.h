@@ -39,6 +39,7 @@ namespace externspec {
 
 namespace detail {
 struct LoadedPackage;
+class OutputChecks;
 }
 
 struct AOTIRunnerOptions {
@@ -146,9 +147,11 @@ class AOTIRunner {
   std::vector<std::string> input_names() const;
   void record_inputs(bool require_input_records);
   void compile_checks();
+  void record_outputs();
   PackageError model_failure(const std::string& what) const;
   void release() noexcept;
-  void check_inputs(const std::vector<at::Tensor>& inputs) const;
+  // Binds `symbols` (the size symbols, by the checks' numbering) from the inputs' sizes.
+  void check_inputs(const std::vector<at::Tensor>& inputs, std::vector<std::optional<std::int64_t>>& symbols) const;
 
   std::string name_;  // `package!member` of the library, for messages
   c10::Device device_{c10::kCPU};
@@ -160,6 +163,7 @@ class AOTIRunner {
   AOTInductorModelContainerOpaque* container_ = nullptr;
   std::vector<RecordedInput> recorded_inputs_;
   std::unique_ptr<Checks> checks_;
+  std::unique_ptr<detail::OutputChecks> output_checks_;  // the extern calls' outputs, checked after each call
   std::unique_ptr<Admission> admission_;  // at most num_models_ runs inside the container
   std::size_t num_inputs_ = 0, num_outputs_ = 0, num_models_ = 1;
   std::string in_spec_, out_spec_;
