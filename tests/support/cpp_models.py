@@ -13,8 +13,9 @@ A few packages hold every case (an AOTInductor compile costs 1-2 minutes here):
 * `runner` and `runner_blob`: one small model for the package runner (weights, aliased and view
   outputs, the model's own value check, dtype/shape/stride checks on inputs), compiled with its
   weights in the library and, the second, in a `*.wrapper_weights.blob` beside it.
-* `extern_output`: one extern call (a custom op) on a 2048x2048 input whose output a fused
-  kernel then reads and writes: the wrapper records the output's size and stride after the call.
+* `extern_output`: one extern call (a custom op) on a 2048x2048 input (its rows dynamic) whose
+  output a fused kernel then reads and writes: the wrapper records the output's size and stride
+  after the call, the rows as the input's size symbol.
 
 Packages are cached under `<cache>/aoti/<name>-<hash>.pt2`, keyed by this file, the custom ops
 and the torch version, and built under a file lock so parallel workers compile once.
@@ -177,7 +178,7 @@ MODELS = {
                              torch._inductor.lite_mode_options),
     "extern_output": CompiledModel("extern_output", ExternOutputModel(),
                                    lambda n: (torch.randn(2048, 2048, generator=torch.Generator().manual_seed(n)),),
-                                   {"x": None}),
+                                   {"x": {0: Dim("rows", min=2, max=4096)}}),
     "cat": CompiledModel("cat", CatModel(), _cat_inputs, {"a": {0: Dim("dim0_a", min=1, max=10)},
                                                           "b": {0: Dim("dim0_b", min=1, max=20)},
                                                           "c": {0: Dim("dim0_c", min=3, max=8)}}),
