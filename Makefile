@@ -79,7 +79,7 @@ test: $(STAMP) check-generated check-schema ## run the whole test suite (slow te
 # and runs the rest (last, the wheel build kept a worker busy alone for ten minutes).
 TESTS_TORCH214 := tests/packaging tests/decoder_cpp/test_conformance.py tests/abi/test_executor_conformance.py \
 	tests/torch/test_torch_compat.py tests/torch/test_torch_releases.py tests/torch/test_torch_matrix.py tests/aoti/test_lite_zoo.py tests/aoti/test_aoti_crosscheck.py \
-	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_runtime_device.py
+	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_device_rule.py
 test-torch2.14: ## the tests of torch 2.14.1's packages, es.cpp's CUDA path and the 2.14 wheel (in .venv-torch2.14)
 	$(MAKE) setup-torch2.14
 	$(VENV_TORCH214)/bin/python -m pytest -n 2 $(TESTS_TORCH214)

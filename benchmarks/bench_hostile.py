@@ -164,6 +164,15 @@ def _zip_case(kind: str) -> Callable[[], bytes]:
     return build
 
 
+def _extern_output_returning_0d() -> bytes:
+    """Issue 36 item 5: the `extern_output` test package whose extern call is edited (in
+    `*.wrapper.json` alone) to return a 0-D tensor where the compiled code expects 2048x2048."""
+    from tests.support import cpp_models
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return cpp_models.extern_output_returning_0d(Path(tmp) / "zero_d.pt2").read_bytes()
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -204,6 +213,10 @@ CASES = (
     Case("package: two zip64 extras on .data/version", _zip_case("two-extras"), RUNNER_LOAD, RUNNER_SETUP),
     Case("package: 512 MiB .data/VERSION", _zip_case("capitals"), RUNNER_LOAD, RUNNER_SETUP),
     Case("package: 16 MiB of [ as custom_objs_config", _zip_case("objs-config"), RUNNER_LOAD, RUNNER_SETUP),
+    # issue 36 item 5: a run, not a load: the extern call's output against what the compiled code expects
+    Case("package: extern call returning 0-D (einsum ij->)", _extern_output_returning_0d,
+         "runner.run_flat(inputs)",
+         f"{RUNNER_SETUP}; import torch; runner = {RUNNER_LOAD}; inputs = [torch.randn(2048, 2048)]"),
 )
 
 SHAPE_BYTES = 25_000_000

@@ -6,8 +6,8 @@ A pure function of the IR: `emit(schema)` returns {file name: text}, byte-determ
   and name tables, unions as a `std::variant` in declaration order with checked accessors, the
   constants, and the codec as data: a constexpr field table per struct (JSON name, member pointer,
   required/optional/defaulted, omit-if-null) and a name per union. It includes the
-  schema-independent `runtime.h` first and the default JSON backend last.
-* The hand-written headers beside it (include/externspec/: `runtime.h`, `backend_*.h` and the
+  schema-independent `wire.h` first and the default JSON backend last.
+* The hand-written headers beside it (include/externspec/: `wire.h`, `backend_*.h` and the
   `detail/` parts of externspec.h) are edited where they ship. externspec.h `#include`s the
   `detail/` headers where the generated declarations they need are visible: the container codecs
   and the engine that decodes and encodes structs, unions and enums by their tables (written
@@ -261,7 +261,7 @@ def _emit_forward_decls(order: tuple[ir.TypeDef, ...]) -> list[str]:
 
 def _emit_consts(schema: ir.Schema) -> list[str]:
     """The IDL's constants, `inline constexpr` wherever C++17 allows: strings as string_view, lists
-    and string-keyed maps as ConstList/ConstMap (runtime.h), structs of scalars as themselves. Only a
+    and string-keyed maps as ConstList/ConstMap (wire.h), structs of scalars as themselves. Only a
     constant outside those shapes (a struct holding strings, a map nested in a list) falls back to
     `inline const` of its field type, which costs a static initializer in every translation unit."""
     out = [f"inline constexpr std::string_view IDL_CHECKSUM = {_string_literal(schema.checksum)};"]
@@ -334,7 +334,7 @@ def emit_header(schema: ir.Schema) -> str:
         "",
         "#include <array>",
         "",
-        '#include "runtime.h"',
+        '#include "wire.h"',
         "",
         "namespace externspec {",
         "",

@@ -4,7 +4,7 @@ no layout for is one both executors refuse, with the same message.
 
 The nodes: the extern-kernel files of the wire conformance corpus (tests/conformance/valid), the
 executor conformance corpus's hostile nodes (tests/abi/test_executor_conformance.py), every custom-op
-and aten call of the replay tests (tests/abi/test_runtime.py) as SpecBuilder writes it, torch-written
+and aten call of the replay tests (tests/abi/test_replay.py) as SpecBuilder writes it, torch-written
 `aten::index_add` without `alpha` (a kwarg-only default torch's wrapper passes), and every node of
 the torch-written AOTInductor packages (slow: compiled once, cached). Each node is loaded alone, in
 a file with its document's schema_version, so one refused node does not hide the others."""

@@ -18,7 +18,7 @@ from tests.support.readme_app import APP_SOURCE, DOCUMENT, compile_lines, run_co
 def test_get_include_holds_the_generated_headers() -> None:
     include = Path(es.get_include())
     names = {p.name for p in (include / "externspec").glob("*.h")}
-    assert {"externspec.h", "runtime.h", "backend_nlohmann.h", "backend_simdjson.h"} <= names
+    assert {"externspec.h", "wire.h", "backend_nlohmann.h", "backend_simdjson.h"} <= names
     header = (include / "externspec" / "externspec.h").read_text()
     assert "@generated" in header and f"checksum<<{es.IDL_CHECKSUM}>>" in header
 

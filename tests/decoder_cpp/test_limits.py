@@ -25,9 +25,9 @@ LOW_BYTES, LOW_DEPTH = 300, 5
 
 
 def _define(name: str) -> str:
-    text = (Path(get_include()) / "externspec" / "runtime.h").read_text(encoding="utf-8")
+    text = (Path(get_include()) / "externspec" / "wire.h").read_text(encoding="utf-8")
     m = re.search(rf"#define {name} (.+)", text)
-    assert m, f"{name} not in runtime.h"
+    assert m, f"{name} not in wire.h"
     return m.group(1)
 
 

@@ -15,7 +15,7 @@ from externspec.cpp import _cmake, binding
 
 # One file of each kind the build reads: build files, the binding's sources, the shipped headers.
 EDITS = ["CMakeLists.txt", "cmake/externspecCuda.cmake", f"{_cmake.CSRC}/executor/abi.cpp",
-         "python/externspec/include/externspec/runtime.h", "python/externspec/include/externspec/detail/codec.h"]
+         "python/externspec/include/externspec/wire.h", "python/externspec/include/externspec/detail/codec.h"]
 
 
 def test_the_cache_name_changes_with_each_file_the_build_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -72,7 +72,7 @@ def test_wheel_ships_the_compiled_runtime_and_every_package() -> None:
         "externspec/share/cmake/externspec/externspecTargets.cmake",
         "externspec/share/pkgconfig/externspec.pc",
         "externspec/include/externspec/externspec.h",
-        "externspec/include/externspec/runtime.h",
+        "externspec/include/externspec/wire.h",
         "externspec/include/externspec/detail/codec.h",
         "externspec/include/externspec/torch/aoti_runner.h",
         "externspec/include/externspec/torch/proxy_executor.h",

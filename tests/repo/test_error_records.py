@@ -31,8 +31,8 @@ MANIFEST = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"
 
 
 def test_cpp_decoder_names_pythons_error_kinds() -> None:
-    runtime = (PACKAGE / "include" / "externspec" / "runtime.h").read_text(encoding="utf-8")
-    body = runtime[runtime.index("inline const char* error_kind_name(IssueKind kind)"):]
+    wire = (PACKAGE / "include" / "externspec" / "wire.h").read_text(encoding="utf-8")
+    body = wire[wire.index("inline const char* error_kind_name(IssueKind kind)"):]
     body = body[: body.index("\n}\n")]
     cases = re.findall(r'case IssueKind::\w+: return "(\w+)";', body)
     # Thrift and the byte-level readers are Python's alone: `truncated` has no JSON counterpart.
@@ -115,7 +115,7 @@ def test_no_code_decides_from_an_error_messages_text() -> None:
 def test_no_cpp_code_reads_a_problem_back_out_of_its_message() -> None:
     pattern = re.compile(r"\bmessage(\(\))?\s*\.\s*(find|rfind|substr|compare|starts_with|ends_with)\b")
     sources = [*(PACKAGE / "include" / "externspec").rglob("*.h"), *(PACKAGE / "cpp" / "csrc").rglob("*.[ch]*")]
-    assert {p.name for p in sources} >= {"runtime.h", "proxy_executor.cpp", "module.cpp"}  # the globs find the code
+    assert {p.name for p in sources} >= {"wire.h", "proxy_executor.cpp", "module.cpp"}  # the globs find the code
     offenders = [f"{p.relative_to(REPO)}:{n}" for p in sources
                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert offenders == []

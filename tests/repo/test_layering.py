@@ -12,7 +12,7 @@ The graph has one node per module of `externspec` (python/externspec, and codege
   not edges: every module has them, and they would make every package a circle with its children.
 
 On that graph: no import circle anywhere; the rooms (docs/architecture.md) import only downward,
-wire below thrift below abi below cli; the runtime never imports the code generator; the executor
+wire below thrift below abi below cli; the shipped package never imports the code generator; the executor
 never imports the exporter; the emitters see only the IR and the pre-pass, so every "can this schema
 be emitted" decision happens before rendering. Every module at the package root is named in the
 layout of docs/architecture.md.
@@ -124,7 +124,7 @@ def test_the_graph_reads_function_level_and_type_checking_imports() -> None:
     assert "externspec.abi.executor" in edges["externspec"]  # under `if TYPE_CHECKING:`
 
 
-def test_runtime_never_imports_codegen() -> None:
+def test_package_never_imports_codegen() -> None:
     edges, _ = import_graph()
     offenders = {m: sorted(i for i in imported if i.startswith("externspec.codegen"))
                  for m, imported in edges.items()

@@ -1,4 +1,4 @@
-"""The op calls the executor tests replay (tests/abi/test_runtime.py through both executors,
+"""The op calls the executor tests replay (tests/abi/test_replay.py through both executors,
 tests/cpp/test_cpp_executor.py side by side, tests/abi/test_node_layout.py's layouts): custom ops
 of every schema type (tests/support/custom_ops.py) and the aten ops whose arguments torch writes in
 ways of their own, each as (id, op, args, kwargs)."""

@@ -13,6 +13,9 @@ A few packages hold every case (an AOTInductor compile costs 1-2 minutes here):
 * `runner` and `runner_blob`: one small model for the package runner (weights, aliased and view
   outputs, the model's own value check, dtype/shape/stride checks on inputs), compiled with its
   weights in the library and, the second, in a `*.wrapper_weights.blob` beside it.
+* `extern_output`: one extern call (a custom op) on a 2048x2048 input (its rows dynamic) whose
+  output a fused kernel then reads and writes: the wrapper records the output's size and stride
+  after the call, the rows as the input's size symbol.
 
 Packages are cached under `<cache>/aoti/<name>-<hash>.pt2`, keyed by this file, the custom ops
 and the torch version, and built under a file lock so parallel workers compile once.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +37,7 @@ from torch.export import Dim
 from externspec.cpp import cache_dir
 
 from . import custom_ops as co
+from .artifacts import read_member, replace_member
 from .package_cache import cached, compile_package
 
 
@@ -116,6 +121,14 @@ class IntAddModel(torch.nn.Module):
         return x + 2
 
 
+class ExternOutputModel(torch.nn.Module):
+    """An extern call whose output the next fused kernel overwrites: `y` is dead after `y * 2 + 1`,
+    so the kernel writes its 2048x2048 result into the buffer the extern call returned."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return co.floats(x, 0.5, 2.0, [1.5]) * 2 + 1
+
+
 @dataclass(frozen=True)
 class CompiledModel:
     name: str
@@ -163,6 +176,9 @@ MODELS = {
                                   "aot_inductor.package_constants_on_disk_format": "binary_blob"}),
     "int_add": CompiledModel("int_add", IntAddModel(), lambda n: (torch.arange(n),), {"x": None},
                              torch._inductor.lite_mode_options),
+    "extern_output": CompiledModel("extern_output", ExternOutputModel(),
+                                   lambda n: (torch.randn(2048, 2048, generator=torch.Generator().manual_seed(n)),),
+                                   {"x": {0: Dim("rows", min=2, max=4096)}}),
     "cat": CompiledModel("cat", CatModel(), _cat_inputs, {"a": {0: Dim("dim0_a", min=1, max=10)},
                                                           "b": {0: Dim("dim0_b", min=1, max=20)},
                                                           "c": {0: Dim("dim0_c", min=3, max=8)}}),
@@ -188,3 +204,19 @@ def package(name: str) -> Path:
     return cached(cache_dir() / "aoti" / f"{name}-{_key(model)}.pt2",
                   lambda path: compile_package(model.module, model.inputs(4), path, dynamic_shapes=model.dynamic,
                                                inductor_configs=model.inductor_configs))
+
+
+def extern_output_returning_0d(out: Path) -> Path:
+    """The `extern_output` package with its `*.wrapper.json` alone edited: its one extern call becomes
+    an allowed op returning a 0-D tensor, `aten::einsum("ij->", x)`, where the compiled code after
+    the call expects 2048x2048 (issue 36 item 5: the fused kernel wrote 16 MiB past a 4-byte
+    allocation)."""
+    package_path = package("extern_output")
+    spec = json.loads(read_member(package_path, ".wrapper.json"))
+    (entry,) = spec["nodes"]
+    node = entry["node"]
+    x = node["inputs"][0]["arg"]["as_tensor"]
+    node["target"] = "aten::einsum"
+    node["inputs"] = [{"name": "equation", "arg": {"as_string": "ij->"}, "kind": 1},
+                      {"name": "tensors", "arg": {"as_tensors": [x]}, "kind": 1}]
+    return replace_member(package_path, ".wrapper.json", json.dumps(spec).encode(), out)

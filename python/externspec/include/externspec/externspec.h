@@ -17,7 +17,7 @@
 
 #include <array>
 
-#include "runtime.h"
+#include "wire.h"
 
 namespace externspec {
 

@@ -3,8 +3,10 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
-#include <externspec/runtime.h>
+#include <externspec/wire.h>
 #include <externspec/torch/errors.h>
+
+#include "aoti_package/string_object.h"
 
 namespace externspec::detail {
 

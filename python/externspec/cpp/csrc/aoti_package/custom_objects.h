@@ -12,7 +12,7 @@
 
 #include <externspec/torch/proxy_executor.h>
 
-#include "aoti_package/package.h"
+#include "aoti_package/zip_reader.h"
 
 namespace externspec::detail {
 

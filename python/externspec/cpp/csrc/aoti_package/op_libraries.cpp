@@ -18,7 +18,7 @@
 
 #include <externspec/torch/errors.h>
 
-#include "aoti_package/package.h"
+#include "aoti_package/zip_reader.h"
 #include "aoti_runner/model_library.h"
 
 namespace externspec {
@@ -28,7 +28,7 @@ void load_op_libraries(const std::vector<std::string>& paths) {
   static std::set<std::string> loaded;
   std::lock_guard<std::mutex> lock(mutex);
   for (const auto& path : paths) {
-    // realpath and stat, not std::filesystem (TempDir::remove in package.cpp says why).
+    // realpath and stat, not std::filesystem (TempDir::remove in temp_dir.cpp says why).
     char resolved[PATH_MAX];
     if (::realpath(path.c_str(), resolved) == nullptr)
       throw PackageError("op library " + path + ": cannot load: " + std::strerror(errno));

@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "aoti_package/package.h"
+#include "aoti_package/zip_reader.h"
 
 namespace externspec::detail {
 

@@ -23,7 +23,7 @@
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
-#include "aoti_package/package.h"
+#include "aoti_package/zip_reader.h"
 #include "executor/torch_types.h"
 
 namespace py = pybind11;
@@ -280,6 +280,45 @@ void raise_node_error(py::handle cls, const externspec::NodeError& e) {
   PyErr_SetObject(cls.ptr(), cls(text(e.what()), py::arg("node") = node).ptr());
 }
 
+// Raises the Python error of a C++ exception (pybind's exception translator): externspec's
+// errors as the class of the same name in externspec.errors, their records and node as data.
+void translate_exception(std::exception_ptr p) {
+  if (!p || !decode_error) return;
+  try {
+    std::rethrow_exception(p);
+  } catch (const externspec::DecodeError& e) {
+    // The records cross as records: kind, path, message and key, as the decoder made them.
+    py::list errors;
+    for (const auto& d : e.errors())
+      errors.append(problem_record(d.kind, text(d.path), text(d.message), none_if_empty(d.key)));
+    PyErr_SetObject(decode_error.ptr(), decode_error(errors, py::arg("source") = none_if_empty(e.source()),
+                                                     py::arg("truncated") = e.truncated())
+                                            .ptr());
+  } catch (const externspec::VersionError& e) {
+    PyErr_SetObject(version_error.ptr(), version_error(text(e.message()), py::arg("path") = text(e.path()),
+                                                       py::arg("key") = none_if_empty(e.key()))
+                                             .ptr());
+  } catch (const externspec::SpecMismatchError& e) {
+    raise_node_error(spec_mismatch_error, e);
+  } catch (const externspec::CallError& e) {
+    raise_node_error(call_error, e);
+  } catch (const externspec::UnsupportedError& e) {
+    raise_node_error(unsupported_error, e);
+  } catch (const externspec::PackageError& e) {
+    raise_as(package_error, e.what());
+  } catch (const externspec::ModelError& e) {
+    raise_as(model_error, e.what());
+  } catch (const std::invalid_argument& e) {
+    // Any other exception (torch's c10::Error included) keeps pybind's translation unless its
+    // message is not UTF-8, which pybind would turn into UnicodeDecodeError.
+    if (is_utf8(e.what())) throw;
+    raise_as(PyExc_ValueError, e.what());
+  } catch (const std::exception& e) {
+    if (is_utf8(e.what())) throw;
+    raise_as(PyExc_RuntimeError, e.what());
+  }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -304,42 +343,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     package_error = package.release();
     model_error = model.release();
   });
-  py::register_exception_translator([](std::exception_ptr p) {
-    if (!p || !decode_error) return;
-    try {
-      std::rethrow_exception(p);
-    } catch (const externspec::DecodeError& e) {
-      // The records cross as records: kind, path, message and key, as the decoder made them.
-      py::list errors;
-      for (const auto& d : e.errors())
-        errors.append(problem_record(d.kind, text(d.path), text(d.message), none_if_empty(d.key)));
-      PyErr_SetObject(decode_error.ptr(), decode_error(errors, py::arg("source") = none_if_empty(e.source()),
-                                                       py::arg("truncated") = e.truncated())
-                                              .ptr());
-    } catch (const externspec::VersionError& e) {
-      PyErr_SetObject(version_error.ptr(), version_error(text(e.message()), py::arg("path") = text(e.path()),
-                                                         py::arg("key") = none_if_empty(e.key()))
-                                               .ptr());
-    } catch (const externspec::SpecMismatchError& e) {
-      raise_node_error(spec_mismatch_error, e);
-    } catch (const externspec::CallError& e) {
-      raise_node_error(call_error, e);
-    } catch (const externspec::UnsupportedError& e) {
-      raise_node_error(unsupported_error, e);
-    } catch (const externspec::PackageError& e) {
-      raise_as(package_error, e.what());
-    } catch (const externspec::ModelError& e) {
-      raise_as(model_error, e.what());
-    } catch (const std::invalid_argument& e) {
-      // Any other exception (torch's c10::Error included) keeps pybind's translation unless its
-      // message is not UTF-8, which pybind would turn into UnicodeDecodeError.
-      if (is_utf8(e.what())) throw;
-      raise_as(PyExc_ValueError, e.what());
-    } catch (const std::exception& e) {
-      if (is_utf8(e.what())) throw;
-      raise_as(PyExc_RuntimeError, e.what());
-    }
-  });
+  py::register_exception_translator(&translate_exception);
 
   py::class_<ProxyExecutor>(m, "ProxyExecutor")
       .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops,

@@ -4,63 +4,17 @@
 //   externspec::AOTIRunner runner("model.pt2", {});          // or options: model name, device, ...
 //   std::vector<at::Tensor> out = runner.run({x, y});
 //
-// Loading has two steps, as torch's AOTIModelPackageLoader and AOTIModelContainerRunner: the
-// package is read, checked and extracted for the runner's device (cpp/csrc/aoti_package/aoti_package.h), then the
-// runner opens the library, creates the container from it and runs it (docs/aoti-packages.md).
+// Loading reads the package without trusting it (member names, sizes and CRC-32s checked before
+// torch's zip reader opens it; every member read within a limit; JSON through externspec's
+// bounded reader), plans its extern-kernel file, and writes only the model's library and weights,
+// into a private temporary directory. Every run checks the inputs against what the package
+// records about them and turns the model's own failure into a ModelError. One runner serves many
+// threads: up to `num_models` runs at once, each on its own model instance; destroying the runner
+// during a run, or `run_with` an executor that is not thread-safe, is the caller's error. On CUDA
+// (a build with USE_CUDA) each run happens on the runner's device and the stream given.
 //
-// Loading reads the zip's central directory itself before libtorch's reader
-// (caffe2::serialize::PyTorchStreamReader) opens it: every member name is checked (absolute
-// names, `.`/`..`/empty components, members outside the top folder and names recorded twice are
-// refused, naming the member), and so is every recorded size that is read before a check of the
-// runner's own (the members torch's reader inflates as it opens: 4 KiB each). Every member the
-// runner uses is read up to its recorded size only, against a limit checked before reading
-// (the extern-kernel file: MAX_JSON_BYTES; the metadata: 1 MiB; the wrapper source:
-// max_source_bytes; the library and weight blob: max_extracted_bytes), and verified against its
-// recorded size and CRC-32 before use. JSON (the extern-kernel file, `*.wrapper_metadata.json`)
-// goes through externspec's bounded reader (MAX_JSON_BYTES, MAX_JSON_DEPTH). Only the members
-// the model needs (its library and weight blob) are written, into a private 0700 temporary
-// directory that is removed when loading fails and, on the CPU, once the model is loaded.
-// A model library cannot be unmapped (its STB_GNU_UNIQUE symbols make it NODELETE, as under
-// torch's loader): each distinct library stays loaded for the life of the process, and loading
-// the same bytes again (compared in full) reuses it, mapping nothing new.
-// Weights may live in the library or in a `*.wrapper_weights.blob` beside it (given to the model
-// before its first run, as torch's loader does). Every run checks the inputs against what the
-// package records about them (count, dtype, rank, sizes and the ranges of dynamic sizes, sizes
-// shared between inputs, strides, device, layout) and that each has data behind every element
-// it addresses (a FakeTensor, a Python-dispatching subclass, a tensor without storage or a view
-// past its storage is refused), owns each output handle once (a model may return one tensor in
-// several slots), and turns the model's own failure into a ModelError carrying the model's
-// message, or ATen's for a C-shim call of the model's own that failed. Only the `*.wrapper.cpp`
-// records dtypes and shapes (the library records the input count and names, the call spec the
-// pytree, the metadata the device); a record applies to an input only under the library's own
-// name for it. An input without a record makes loading warn (or, with require_input_records,
-// refuses the package). The minimum 2 the compiler writes for every dynamic size is its own
-// assumption, not the model's (a Dim(min=1) model runs size 1): only higher minimums are checked.
-//
-// On CUDA (a build with USE_CUDA, device "cuda" / "cuda:N", a package compiled for CUDA): the
-// model's kernel files (`*.cubin`, `*.fatbin`) are extracted beside its library, as torch's loader
-// does, and kept until the runner is destroyed; each run happens under a guard for the runner's
-// device, on the stream given (default: that device's current stream), with that stream made
-// current while the model runs, so the extern calls of the proxy executor run on it too; inputs
-// must be on the runner's device. docs/cuda.md.
-//
-// Threads: one runner serves many threads. `run` may be called from any number of threads at
-// once; up to `num_models` calls run in parallel, each on its own model instance of torch's
-// container, and further calls wait in the runner for an instance to come free (not in the
-// container: torch 2.13's container does not wake a waiting call when a run fails, and that call
-// would wait forever). What `run` reads of the runner (the input checks, the executor's plans, the
-// custom objects) is fixed at load; the per-call state (the input checks' symbol values, the
-// executor's boxed stack and last error, the C shim's and the model's own last error in torch's
-// runtime) is per thread. The accessors are const and safe from any thread. Not safe: destroying
-// the runner while a `run` is in progress, and `run_with` with an executor that is not itself
-// thread-safe. Torchbind objects are shared by every thread: a method that mutates its object (a
-// queue's `push`) is as thread-safe as its class makes it.
-//
-// Facts this relies on (docs/aoti-packages.md): the library has no RPATH (libtorch must be loaded first), it is
-// dlopen'ed RTLD_NOW | RTLD_LOCAL (RTLD_GLOBAL made a second model run the first one's code), the
-// model takes ownership of input handles, output handles are released to the caller, and an
-// exception thrown in call_function comes back only as a failure code, so the executor's own
-// error is rethrown here.
+// The rules, their limits and the facts about torch they rely on: docs/aoti-packages.md (reading,
+// the input records, threads, the library), docs/cuda.md (devices and streams) and SECURITY.md.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -85,6 +39,7 @@ namespace externspec {
 
 namespace detail {
 struct LoadedPackage;
+class OutputChecks;
 }
 
 struct AOTIRunnerOptions {
@@ -182,7 +137,7 @@ class AOTIRunner {
   struct Api;
   struct Checks;
   class Admission;
-  // Loading: the package (cpp/csrc/aoti_package/aoti_package.h), then the container made from it, in this order.
+  // Loading: the package (detail::load_package), then the container made from it, in this order.
   void load(const std::string& package_path, const AOTIRunnerOptions& options);
   void open_library();
   void create_container();
@@ -192,9 +147,11 @@ class AOTIRunner {
   std::vector<std::string> input_names() const;
   void record_inputs(bool require_input_records);
   void compile_checks();
+  void record_outputs();
   PackageError model_failure(const std::string& what) const;
   void release() noexcept;
-  void check_inputs(const std::vector<at::Tensor>& inputs) const;
+  // Binds `symbols` (the size symbols, by the checks' numbering) from the inputs' sizes.
+  void check_inputs(const std::vector<at::Tensor>& inputs, std::vector<std::optional<std::int64_t>>& symbols) const;
 
   std::string name_;  // `package!member` of the library, for messages
   c10::Device device_{c10::kCPU};
@@ -206,6 +163,7 @@ class AOTIRunner {
   AOTInductorModelContainerOpaque* container_ = nullptr;
   std::vector<RecordedInput> recorded_inputs_;
   std::unique_ptr<Checks> checks_;
+  std::unique_ptr<detail::OutputChecks> output_checks_;  // the extern calls' outputs, checked after each call
   std::unique_ptr<Admission> admission_;  // at most num_models_ runs inside the container
   std::size_t num_inputs_ = 0, num_outputs_ = 0, num_models_ = 1;
   std::string in_spec_, out_spec_;

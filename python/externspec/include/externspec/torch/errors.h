@@ -3,7 +3,7 @@
 // executors raise the same kinds for the same bad inputs.
 #pragma once
 
-#include <externspec/runtime.h>
+#include <externspec/wire.h>
 
 #include <cstddef>
 #include <optional>

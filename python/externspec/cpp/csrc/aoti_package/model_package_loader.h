@@ -1,4 +1,5 @@
-// Loading an AOTInductor package for one device, apart from running it (torch splits the same way:
+// The package loader (as torch names its own: aoti_package/model_package_loader.h, AOTIModelPackageLoader):
+// loading an AOTInductor package for one device, apart from running it (torch splits the same way:
 // its AOTIModelPackageLoader reads and extracts the package, its per-device
 // AOTIModelContainerRunner opens the library and runs the container). `load_package` does
 // everything that reads the package: the members are verified, the small ones read and checked
@@ -21,7 +22,8 @@
 #include <externspec/torch/aoti_runner.h>
 #include <externspec/torch/proxy_executor.h>
 
-#include "aoti_package/package.h"
+#include "aoti_package/temp_dir.h"
+#include "aoti_package/zip_reader.h"
 
 namespace externspec::detail {
 

@@ -1,11 +1,10 @@
-#include "aoti_package/package.h"
+#include "aoti_package/zip_reader.h"
 
 #include <caffe2/serialize/crc_alt.h>
 #include <caffe2/serialize/inline_container.h>
 #include <c10/util/Exception.h>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -304,27 +303,6 @@ std::map<std::string, MemberRecord> checked_members(const std::vector<Entry>& en
 
 }  // namespace
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base && *base ? base : "/tmp") + "/externspec-aoti-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr)
-    throw PackageError("cannot create a temporary directory from " + pattern + ": " + std::strerror(errno));
-  path_ = pattern;  // mkdtemp creates it with mode 0700
-}
-
-void TempDir::remove() noexcept {
-  if (path_.empty()) return;
-  // POSIX, not std::filesystem: the runtime calls no C++ standard-library function that torch's
-  // libraries also export (tests/cpp/test_cpp_symbols.py). They carry copies of std::filesystem, and a
-  // process that loaded torch first binds such a call to torch's copy; torch 2.11's libtorch.so has
-  // a remove_all whose recursive_directory_iterator is an unresolved weak symbol, address 0.
-  ::nftw(path_.c_str(), [](const char* file, const struct stat*, int, struct FTW*) {
-    ::remove(file);  // what cannot be removed stays; the walk goes on
-    return 0;
-  }, 16, FTW_DEPTH | FTW_PHYS);
-  path_.clear();
-}
-
 Package::Package(const std::string& path) : path_(path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -480,32 +458,6 @@ MemberRecord file_record(const std::string& file, const std::string& failure) {
   }
   ::close(fd);
   return record;
-}
-
-std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label,
-                                                              const std::string& kind) {
-  const std::string what = " (" + kind + " is a JSON object of strings)";
-  if (json.size() > MAX_JSON_BYTES)
-    throw PackageError(label + ": " + std::to_string(json.size()) + " bytes, over the JSON size limit of " +
-                       std::to_string(MAX_JSON_BYTES) + " bytes");
-  NlohmannBackend::Document doc;
-  std::vector<std::pair<std::string, std::string>> out;
-  std::set<std::string_view> keys;  // views into the parsed document
-  try {
-    const auto root = doc.parse(json);
-    if (root.kind() != JsonKind::Object) throw PackageError(label + ": not a JSON object" + what);
-    root.for_each_member([&](std::string_view key, const auto& value) {
-      if (value.kind() != JsonKind::String)
-        throw PackageError(label + ": the value of " + ticked(key) + " is a JSON " + kind_name(value.kind()) +
-                           ", not a string" + what);
-      if (!keys.insert(key).second) throw PackageError(label + ": key " + ticked(key) + " appears more than once");
-      out.emplace_back(key, value.get_string());
-    });
-  } catch (const Failure& f) {
-    throw PackageError(label + ": not a JSON object" + what + ": " +
-                       (f.issues.empty() ? std::string("invalid JSON") : f.issues.front().message));
-  }
-  return out;
 }
 
 }  // namespace externspec::detail

@@ -1,4 +1,4 @@
-#include "aoti_package/aoti_package.h"
+#include "aoti_package/model_package_loader.h"
 
 #include <cstdint>
 #include <vector>
@@ -6,6 +6,7 @@
 #include <externspec/torch/errors.h>
 
 #include "aoti_package/custom_objects.h"
+#include "aoti_package/string_object.h"
 
 namespace externspec::detail {
 namespace {

@@ -1,4 +1,4 @@
-// Reading an AOTInductor package (.pt2, a zip whose members sit under one top folder) without
+// The zip reader: an AOTInductor package (.pt2, a zip whose members sit under one top folder) read without
 // trusting it. The zip's central directory is read and checked here before libtorch's zip reader
 // (caffe2::serialize::PyTorchStreamReader, miniz) is constructed, as that reader inflates
 // `.data/version` whole while it opens: every member name (absolute names, `.`/`..`/empty
@@ -23,23 +23,6 @@ class PyTorchStreamReader;
 }
 
 namespace externspec::detail {
-
-// A fresh directory (mkdtemp, mode 0700) under $TMPDIR or /tmp, removed with its contents by
-// remove() and by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir() { remove(); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  void remove() noexcept;
-  // Hands the directory over to the caller, who must remove it.
-  std::string release() { return std::exchange(path_, {}); }
-
- private:
-  std::string path_;
-};
 
 // The members of one model (names inside the package's top folder).
 struct ModelMembers {
@@ -99,17 +82,5 @@ class Package {
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader_;
   std::map<std::string, MemberRecord> members_;  // by name inside the top folder
 };
-
-// A JSON object whose values are all strings (a package's `*.wrapper_metadata.json`, its
-// `custom_objs_config.json`), read with externspec's bounded JSON reader (the decoder's size and
-// nesting limits, MAX_JSON_BYTES and MAX_JSON_DEPTH, applied before and while parsing). Throws
-// PackageError naming `label` and the key: not JSON, not an object, a value that is not a string, a
-// key given twice; `kind` names the member in messages ("a package's metadata").
-std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label,
-                                                              const std::string& kind);
-
-// The most a package's small JSON members (`*.wrapper_metadata.json`, `custom_objs_config.json`)
-// may record: torch writes a few hundred bytes; the limit keeps a hostile one's parse small.
-constexpr std::uint64_t kSmallJsonLimit = std::uint64_t{1} << 20;
 
 }  // namespace externspec::detail
