@@ -25,9 +25,9 @@ LOW_BYTES, LOW_DEPTH = 300, 5
 
 
 def _define(name: str) -> str:
-    text = (Path(get_include()) / "externspec" / "wire.h").read_text(encoding="utf-8")
+    text = (Path(get_include()) / "externspec" / "wire" / "errors.h").read_text(encoding="utf-8")
     m = re.search(rf"#define {name} (.+)", text)
-    assert m, f"{name} not in wire.h"
+    assert m, f"{name} not in wire/errors.h"
     return m.group(1)
 
 

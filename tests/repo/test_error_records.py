@@ -31,7 +31,7 @@ MANIFEST = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"
 
 
 def test_cpp_decoder_names_pythons_error_kinds() -> None:
-    wire = (PACKAGE / "include" / "externspec" / "wire.h").read_text(encoding="utf-8")
+    wire = (PACKAGE / "include" / "externspec" / "wire" / "issues.h").read_text(encoding="utf-8")
     body = wire[wire.index("inline const char* error_kind_name(IssueKind kind)"):]
     body = body[: body.index("\n}\n")]
     cases = re.findall(r'case IssueKind::\w+: return "(\w+)";', body)
