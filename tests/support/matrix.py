@@ -3,11 +3,14 @@ small models that every supported torch compiles, kept as test data under tests/
 with the eager inputs and outputs of the torch that compiled them, so every runtime runs the packages of
 every supported torch without that torch installed.
 
-Compiling imports torch alone (no externspec, no pytest), so any torch environment can run it:
-`python -m tests.support.matrix compile` (from the repository root) compiles every case with the running
-torch into tests/data/matrix/<its minor release>/; `make matrix-data MATRIX_PYTHONS="..."` runs it under
-each given interpreter. `python -m tests.support.matrix run` prints the running torch's row of the
-matrix: every package through es.cpp.AOTIRunner, the Python executor and torch's own runner.
+Compiling the matrix's own cases imports torch alone (no externspec, no pytest), so any torch
+environment can run it: `python -m tests.support.matrix compile` (from the repository root) compiles
+every case of the running torch's release into tests/data/matrix/<its minor release>/;
+`make matrix-data MATRIX_PYTHONS="..."` runs it under each given interpreter. Three cases are the tests'
+own models, kept as torch 2.11 and 2.12 compiled them (KEPT below); compiling those imports
+tests/support/zoo.py and aoti_models.py, which need externspec importable (`PYTHONPATH=python`).
+`python -m tests.support.matrix run` prints the running torch's row of the matrix: every package
+through es.cpp.AOTIRunner, the Python executor and torch's own runner.
 """
 
 from __future__ import annotations
@@ -27,13 +30,12 @@ from typing import Any
 
 import torch
 
-# Registers es_matrix::scale, the custom op of the packages.
-from tests.support import matrix_ops  # noqa: F401
+# Register the custom ops of the packages: es_matrix::scale (the matrix's own), externspec_test::kwonly_fixed
+# (the kept `kwonly` case's). Both modules import torch alone.
+from tests.support import custom_ops, matrix_ops  # noqa: F401
 from tests.support.paths import REPO
 
 DATA = REPO / "tests" / "data" / "matrix"
-
-# The custom op es_matrix::scale (tests/support/matrix_ops.py) is registered on import.
 
 
 class MlpOp(torch.nn.Module):
@@ -103,6 +105,7 @@ class Case:
     lite: bool = False
     batches: tuple[int, ...] = (4, 9)  # the first is compiled at
     dynamic_shapes: Any = None  # torch.export dynamic_shapes; None: static
+    releases: tuple[str, ...] | None = None  # the releases whose packages of it are kept; None: every one
 
     def module(self) -> torch.nn.Module:
         torch.manual_seed(0)
@@ -123,6 +126,49 @@ CASES = {c.name: c for c in [
     Case("int_add_lite", IntAdd, _ints, lite=True, batches=(4,)),
     Case("shim", GridSample3d, _volume, batches=(1,)),
 ]}
+
+
+# The releases older than any environment `make setup` makes, whose packages of the tests' own models
+# tests/torch/test_torch_releases.py runs (their models run on after a failed extern call).
+OLDER_RELEASES = ("2.11", "2.12")
+
+
+def _zoo(name: str) -> Any:
+    from tests.support import zoo  # imports externspec: only the kept cases need it
+
+    return zoo.ZOO[name]
+
+
+def _kwonly_fixed() -> torch.nn.Module:
+    from tests.support import aoti_models  # imports externspec: only the kept cases need it
+
+    return aoti_models.KwOnlyFixed()
+
+
+def _kwonly_inputs(batch: int) -> tuple[torch.Tensor, ...]:
+    from tests.support import aoti_models
+
+    return aoti_models.example_inputs()
+
+
+# Kept: the lite-mode MLP (a dynamic batch, addmm nodes that omit the kwarg-only beta/alpha) and
+# topk/sort/gather/index_select (an `index_select` extern call an out-of-range index makes fail) of
+# tests/support/zoo.py, and a custom op tagged needs_fixed_stride_order whose kwarg-only defaults the
+# node omits (default mode, tests/support/aoti_models.py), as torch 2.11 and 2.12 compiled them. A zoo
+# model's input variants 0 and 1 are its batches 4 and 7.
+KEPT = {c.name: c for c in [
+    Case("lite_mlp", lambda: _zoo("mlp").make(), lambda n: _zoo("mlp").inputs((4, 7).index(n)), lite=True,
+         batches=(4, 7), dynamic_shapes=(_BATCH,), releases=OLDER_RELEASES),
+    Case("lite_index_sort", lambda: _zoo("index_sort").make(), lambda n: _zoo("index_sort").inputs(0), lite=True,
+         batches=(4,), releases=OLDER_RELEASES),
+    Case("kwonly", _kwonly_fixed, _kwonly_inputs, batches=(3,), releases=OLDER_RELEASES),
+]}
+CASES.update(KEPT)
+
+
+def kept_by(case: Case, release: str) -> bool:
+    """Whether the test data holds `case` compiled by torch `release`."""
+    return case.releases is None or release in case.releases
 
 
 def release(version: str = torch.__version__) -> str:
@@ -147,9 +193,16 @@ def compile_case(case: Case, path: Path) -> None:
             # The archive's top folder is named after the package file, so it is compiled under its name.
             torch._inductor.aoti_compile_and_package(ep, package_path=str(Path(tmp) / path.name),
                                                      inductor_configs=options)
-            outputs = [module(*x) for x in inputs]
-            torch.save({"inputs": inputs, "outputs": outputs}, eager_path(path))
+            record_eager(case, path)
             deflate(Path(tmp) / path.name, path)
+
+
+def record_eager(case: Case, path: Path) -> None:
+    """The running torch's eager inputs and outputs of `case`, recorded beside its package `path`."""
+    module = case.module()
+    with torch.no_grad():
+        inputs = case.inputs()
+        torch.save({"inputs": inputs, "outputs": [module(*x) for x in inputs]}, eager_path(path))
 
 
 def deflate(package: Path, out: Path) -> None:
@@ -166,10 +219,20 @@ def eager_path(package: Path) -> Path:
     return package.with_name(package.name.removesuffix(".pt2") + ".eager.pt")
 
 
+def package(release: str, name: str) -> Path:
+    """The package of case `name` that torch `release` compiled, in the test data."""
+    return DATA / release / f"{name}.pt2"
+
+
+def recorded(package: Path) -> dict[str, list[Any]]:
+    """The eager record beside `package`: {"inputs": [per variant], "outputs": [per variant]}."""
+    return torch.load(eager_path(package))
+
+
 def packages() -> list[tuple[str, str, Path]]:
     """(compiling release, case, package) of every package in the test data, oldest release first."""
-    releases = sorted((d.name for d in DATA.iterdir() if d.is_dir()), key=lambda r: tuple(map(int, r.split("."))))
-    return [(r, name, DATA / r / f"{name}.pt2") for r in releases for name in CASES]
+    releases = sorted((d.name for d in DATA.iterdir() if d.is_dir()), key=release_key)
+    return [(r, name, package(r, name)) for r in releases for name, case in CASES.items() if kept_by(case, r)]
 
 
 # How a package is run: externspec's runner with its C++ executor, the same runner calling the Python
@@ -196,9 +259,9 @@ def _runner(package: Path, route: str) -> Callable[[tuple[torch.Tensor, ...]], A
 def run(package: Path, route: str) -> None:
     """Run `package` through `route` on every recorded input; raises when it cannot load or run, or
     when an output differs from the recorded eager output (AssertionError)."""
-    recorded = torch.load(eager_path(package))
+    record = recorded(package)
     call = _runner(package, route)
-    for inputs, want in zip(recorded["inputs"], recorded["outputs"], strict=True):
+    for inputs, want in zip(record["inputs"], record["outputs"], strict=True):
         got = call(inputs)
         want = list(want) if isinstance(want, (tuple, list)) else [want]
         got = list(got) if isinstance(got, (tuple, list)) else [got]
@@ -305,19 +368,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.support.matrix", description=__doc__.split("\n\n")[0])
     p.add_argument("command", choices=["compile", "run"],
                    help="compile: this torch's packages into the test data; run: this torch's row of the matrix")
-    p.add_argument("--cases", default=",".join(CASES), help=f"comma-separated (default: all of {', '.join(CASES)})")
+    p.add_argument("--cases", help=f"comma-separated (default: those of {', '.join(CASES)} kept for the release)")
     p.add_argument("--out", type=Path, default=DATA, help="the folder holding one folder per torch release")
     args = p.parse_args(argv)
+    names = args.cases.split(",") if args.cases else [n for n, c in CASES.items() if kept_by(c, release())]
     if args.command == "run":
         print(f"run by torch {torch.__version__}")
         for writer, name, path in packages():
-            if name in args.cases.split(","):
+            if args.cases is None or name in names:
                 cells = "; ".join(f"{route}: {outcome(path, route)}" for route in ROUTES)
                 print(f"compiled by {writer}, {name}: {cells}", flush=True)
         return 0
     out = args.out / release()
     out.mkdir(parents=True, exist_ok=True)
-    for name in args.cases.split(","):
+    for name in names:
         compile_case(CASES[name], out / f"{name}.pt2")
         print(f"{out / name}.pt2: {(out / f'{name}.pt2').stat().st_size} bytes", flush=True)
     (out / "torch.json").write_text(json.dumps({"torch": torch.__version__}) + "\n")

@@ -23,8 +23,8 @@ from torch.utils import _pytree as pytree
 
 import externspec as es
 from externspec import _torch_support
-from tests.support import aoti_models, release_packages, zoo
 from tests.support import cpp_models as cm
+from tests.support import matrix, zoo
 from tests.support.artifacts import read_member
 from tests.support.paths import REPO
 
@@ -158,8 +158,8 @@ def test_packages_of_the_other_release_run_here(writer: str) -> None:
 
 
 def _older(release: str, name: str) -> Path:
-    path = release_packages.path(release, name)
-    assert path.exists(), f"{path} is missing: tests/support/release_packages.py says how it is made"
+    path = matrix.package(release, name)
+    assert path.exists(), f"{path} is missing: tests/support/matrix.py says how it is made"
     return path
 
 
@@ -174,34 +174,30 @@ def _run(kind: str, path: Path, inputs: tuple[torch.Tensor, ...]) -> list[torch.
 
 
 @pytest.mark.parametrize("kind", ["python", "cpp"])
-@pytest.mark.parametrize("writer", release_packages.RELEASES)
+@pytest.mark.parametrize("writer", matrix.OLDER_RELEASES)
 def test_packages_of_older_releases_run_here_through_both_executors(writer: str, kind: str) -> None:
-    """Packages torch 2.11 and 2.12 compiled (tests/data/), lite mode (the MLP at two batch sizes,
-    topk/sort/gather/index_select) and default mode (a custom op whose kwarg-only defaults the node
-    omits), equal to eager; their inputs are recorded by their `check_input_N` alone."""
-    for name, model in (("lite_mlp", zoo.ZOO["mlp"]), ("lite_index_sort", zoo.ZOO["index_sort"])):
+    """Packages torch 2.11 and 2.12 compiled (tests/data/matrix/, matrix.KEPT), lite mode (the MLP
+    at two batch sizes, topk/sort/gather/index_select) and default mode (a custom op whose kwarg-only
+    defaults the node omits), equal to the eager outputs recorded beside them; their inputs are
+    recorded by their `check_input_N` alone."""
+    for name in matrix.KEPT:
         path = _older(writer, name)
         assert b'"input")' not in read_member(path, ".wrapper.cpp")  # no assert_size_stride record
-        for variant in (0, 1) if model.dynamic else (0,):
-            inputs = model.inputs(variant)
-            with torch.no_grad():
-                want = pytree.tree_leaves(model.module()(*inputs))
-            got = _run(kind, path, inputs)
+        record = matrix.recorded(path)
+        for inputs, want in zip(record["inputs"], record["outputs"], strict=True):
+            got, want = _run(kind, path, inputs), pytree.tree_leaves(want)
             assert len(got) == len(want)
             for g, w in zip(got, want, strict=True):
                 torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
-    x, y = aoti_models.example_inputs()
-    (got,) = _run(kind, _older(writer, "kwonly"), (x, y))
-    torch.testing.assert_close(got, aoti_models.KwOnlyFixed()(x, y))
 
 
 @pytest.mark.parametrize("kind", ["python", "cpp"])
-@pytest.mark.parametrize("writer", [*release_packages.RELEASES, RELEASE])
+@pytest.mark.parametrize("writer", [*matrix.OLDER_RELEASES, RELEASE])
 def test_a_failed_extern_call_is_raised_where_the_model_runs_on_after_it(writer: str, kind: str) -> None:
     """An out-of-range index fails the `index_select` extern call. torch 2.11's and 2.12's models
     ignore the executor's status and return as if they succeeded; the runner raises the call's
     error all the same, as it does for a model that stops there (the running torch's)."""
-    path = _older(writer, "lite_index_sort") if writer in release_packages.RELEASES else zoo.lite_package("index_sort")
+    path = _older(writer, "lite_index_sort") if writer in matrix.OLDER_RELEASES else zoo.lite_package("index_sort")
     source = read_member(path, ".wrapper.cpp").decode()
     checked = source.count("AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_proxy_executor_call_function(")
     assert (checked == 0) == IGNORES_EXECUTOR_STATUS[writer]
@@ -211,11 +207,11 @@ def test_a_failed_extern_call_is_raised_where_the_model_runs_on_after_it(writer:
         _run(kind, path, (x, torch.tensor([2, 0, 9])))
 
 
-@pytest.mark.parametrize("writer", [*release_packages.RELEASES, RELEASE])
+@pytest.mark.parametrize("writer", [*matrix.OLDER_RELEASES, RELEASE])
 def test_the_first_failed_call_is_the_one_raised(writer: str) -> None:
     """A model that runs on after a failed call makes more calls, which fail too (their inputs
     were never written): the first failure is the one raised."""
-    path = _older(writer, "lite_mlp") if writer in release_packages.RELEASES else zoo.lite_package("mlp")
+    path = _older(writer, "lite_mlp") if writer in matrix.OLDER_RELEASES else zoo.lite_package("mlp")
     runner = es.cpp.AOTIRunner(path, require_input_records=True)
 
     def call_function(index: int, int_args: list[int], tensor_args: list[object]) -> None:
