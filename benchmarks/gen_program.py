@@ -86,87 +86,109 @@ class _Builder:
         return out
 
 
-def _block(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
-    """One random step of the model; returns the new current value (shape [s77, WIDTH], float32)."""
-    r = b.rng.random()
-    if r < 0.18:
-        w, bias = f"p_{module}_weight", f"p_{module}_bias"
-        params.append((w, bias))
-        b.tensor_values[w] = _meta([WIDTH, WIDTH], requires_grad=True)
-        b.tensor_values[bias] = _meta([WIDTH], requires_grad=True)
-        out = b.fresh("linear")
-        b.node("torch.ops.aten.linear.default", [("input", _t(x), 1), ("weight", _t(w), 1), ("bias", _t(bias), 1)],
-               [_t(out)], out, module)
-        b.tensor_values[out] = _meta([SYMBOL, WIDTH])
-        return out
-    if r < 0.30:
-        return b.unary(b.rng.choice(["relu.default", "sin.default", "cos.default", "neg.default"]), x, module)
-    if r < 0.36:
-        return b.unary("gelu.default", x, module, approximate={"as_string": b.rng.choice(["tanh", "none"])})
-    if r < 0.50:
-        out = b.fresh("add")
-        other = {"as_float": round(b.rng.uniform(-2, 2), 3)} if b.rng.random() < 0.5 else _t(x)
-        b.node("torch.ops.aten.add.Tensor", [("self", _t(x), 1), ("other", other, 1)], [_t(out)], out, module)
-        b.tensor_values[out] = _meta([SYMBOL, WIDTH])
-        return out
-    if r < 0.58:
-        out = b.fresh("mul")
-        b.node("torch.ops.aten.mul.Tensor", [("self", _t(x), 1), ("other", _t(x), 1)], [_t(out)], out, module)
-        b.tensor_values[out] = _meta([SYMBOL, WIDTH])
-        return out
-    if r < 0.64:
-        out = b.fresh("view")
-        b.node("torch.ops.aten.view.default", [("self", _t(x), 1), ("size", {"as_ints": [-1, WIDTH]}, 1)],
-               [_t(out)], out, module)
-        b.tensor_values[out] = _meta([SYMBOL, WIDTH])
-        return out
-    if r < 0.72:
-        s = b.fresh("sum")
-        b.node("torch.ops.aten.sum.dim_IntList", [("self", _t(x), 1), ("dim", {"as_ints": [1]}, 1),
-                                                  ("keepdim", {"as_bool": True}, 1)], [_t(s)], s, module)
-        b.tensor_values[s] = _meta([SYMBOL, 1])
-        out = b.fresh("sub")
-        b.node("torch.ops.aten.sub.Tensor", [("self", _t(x), 1), ("other", _t(s), 1)], [_t(out)], out, module)
-        b.tensor_values[out] = _meta([SYMBOL, WIDTH])
-        return out
-    if r < 0.80:
-        cat = b.fresh("cat")
-        b.node("torch.ops.aten.cat.default", [("tensors", {"as_tensors": [{"name": x}, {"name": x}]}, 1),
-                                              ("dim", {"as_int": 1}, 1)], [_t(cat)], cat, module)
-        b.tensor_values[cat] = _meta([SYMBOL, 2 * WIDTH])
-        split = b.fresh("split")
-        parts = [b.fresh("getitem"), b.fresh("getitem")]
-        b.node("torch.ops.aten.split.Tensor", [("self", _t(cat), 1), ("split_size", {"as_int": WIDTH}, 1),
-                                               ("dim", {"as_int": 1}, 1)],
-               [{"as_tensors": [{"name": p} for p in parts]}], split, module)
-        for p in parts:
-            b.tensor_values[p] = _meta([SYMBOL, WIDTH])
-        return parts[b.rng.randrange(2)]
-    if r < 0.88:
-        size = b.fresh("sym_size_int")
-        b.node("torch.ops.aten.sym_size.int", [("self", _t(x), 1), ("dim", {"as_int": 0}, 1)],
-               [{"as_sym_int": {"as_name": size}}], size, module)
-        b.sym_int_values[size] = {"as_expr": {"expr_str": SYMBOL, "hint": {"as_int": HINT}}}
-        full = b.fresh("full")
-        b.node("torch.ops.aten.full.default",
-               [("size", {"as_sym_ints": [{"as_name": size}, {"as_int": WIDTH}]}, 1),
-                ("fill_value", {"as_float": round(b.rng.uniform(0, 1), 4)}, 1),
-                ("dtype", {"as_scalar_type": FLOAT32}, 2), ("layout", {"as_layout": STRIDED}, 2),
-                ("device", {"as_device": CPU}, 2), ("pin_memory", {"as_bool": False}, 2)],
-               [_t(full)], full, module)
-        b.tensor_values[full] = _meta([SYMBOL, WIDTH])
-        out = b.fresh("add")
-        b.node("torch.ops.aten.add.Tensor", [("self", _t(x), 1), ("other", _t(full), 1)], [_t(out)], out, module)
-        b.tensor_values[out] = _meta([SYMBOL, WIDTH])
-        return out
-    if r < 0.94:
-        out = b.fresh("index")
-        b.node("torch.ops.aten.index.Tensor",
-               [("self", _t(x), 1),
-                ("indices", {"as_optional_tensors": [{"as_none": True}, {"as_tensor": {"name": "idx"}}]}, 1)],
-               [_t(out)], out, module)
-        b.tensor_values[out] = _meta([SYMBOL, WIDTH])
-        return out
+# Each step appends one random operation on the current value `x` (shape [s77, WIDTH], float32) and
+# returns the new current value; `_block` picks one by a uniform draw.
+
+
+def _linear(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    w, bias = f"p_{module}_weight", f"p_{module}_bias"
+    params.append((w, bias))
+    b.tensor_values[w] = _meta([WIDTH, WIDTH], requires_grad=True)
+    b.tensor_values[bias] = _meta([WIDTH], requires_grad=True)
+    out = b.fresh("linear")
+    b.node("torch.ops.aten.linear.default", [("input", _t(x), 1), ("weight", _t(w), 1), ("bias", _t(bias), 1)],
+           [_t(out)], out, module)
+    b.tensor_values[out] = _meta([SYMBOL, WIDTH])
+    return out
+
+
+def _pointwise(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    return b.unary(b.rng.choice(["relu.default", "sin.default", "cos.default", "neg.default"]), x, module)
+
+
+def _gelu(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    return b.unary("gelu.default", x, module, approximate={"as_string": b.rng.choice(["tanh", "none"])})
+
+
+def _add(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    out = b.fresh("add")
+    other = {"as_float": round(b.rng.uniform(-2, 2), 3)} if b.rng.random() < 0.5 else _t(x)
+    b.node("torch.ops.aten.add.Tensor", [("self", _t(x), 1), ("other", other, 1)], [_t(out)], out, module)
+    b.tensor_values[out] = _meta([SYMBOL, WIDTH])
+    return out
+
+
+def _square(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    out = b.fresh("mul")
+    b.node("torch.ops.aten.mul.Tensor", [("self", _t(x), 1), ("other", _t(x), 1)], [_t(out)], out, module)
+    b.tensor_values[out] = _meta([SYMBOL, WIDTH])
+    return out
+
+
+def _view(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    out = b.fresh("view")
+    b.node("torch.ops.aten.view.default", [("self", _t(x), 1), ("size", {"as_ints": [-1, WIDTH]}, 1)],
+           [_t(out)], out, module)
+    b.tensor_values[out] = _meta([SYMBOL, WIDTH])
+    return out
+
+
+def _minus_row_sum(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    s = b.fresh("sum")
+    b.node("torch.ops.aten.sum.dim_IntList", [("self", _t(x), 1), ("dim", {"as_ints": [1]}, 1),
+                                              ("keepdim", {"as_bool": True}, 1)], [_t(s)], s, module)
+    b.tensor_values[s] = _meta([SYMBOL, 1])
+    out = b.fresh("sub")
+    b.node("torch.ops.aten.sub.Tensor", [("self", _t(x), 1), ("other", _t(s), 1)], [_t(out)], out, module)
+    b.tensor_values[out] = _meta([SYMBOL, WIDTH])
+    return out
+
+
+def _cat_split(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    cat = b.fresh("cat")
+    b.node("torch.ops.aten.cat.default", [("tensors", {"as_tensors": [{"name": x}, {"name": x}]}, 1),
+                                          ("dim", {"as_int": 1}, 1)], [_t(cat)], cat, module)
+    b.tensor_values[cat] = _meta([SYMBOL, 2 * WIDTH])
+    split = b.fresh("split")
+    parts = [b.fresh("getitem"), b.fresh("getitem")]
+    b.node("torch.ops.aten.split.Tensor", [("self", _t(cat), 1), ("split_size", {"as_int": WIDTH}, 1),
+                                           ("dim", {"as_int": 1}, 1)],
+           [{"as_tensors": [{"name": p} for p in parts]}], split, module)
+    for p in parts:
+        b.tensor_values[p] = _meta([SYMBOL, WIDTH])
+    return parts[b.rng.randrange(2)]
+
+
+def _plus_full_of_sym_size(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    size = b.fresh("sym_size_int")
+    b.node("torch.ops.aten.sym_size.int", [("self", _t(x), 1), ("dim", {"as_int": 0}, 1)],
+           [{"as_sym_int": {"as_name": size}}], size, module)
+    b.sym_int_values[size] = {"as_expr": {"expr_str": SYMBOL, "hint": {"as_int": HINT}}}
+    full = b.fresh("full")
+    b.node("torch.ops.aten.full.default",
+           [("size", {"as_sym_ints": [{"as_name": size}, {"as_int": WIDTH}]}, 1),
+            ("fill_value", {"as_float": round(b.rng.uniform(0, 1), 4)}, 1),
+            ("dtype", {"as_scalar_type": FLOAT32}, 2), ("layout", {"as_layout": STRIDED}, 2),
+            ("device", {"as_device": CPU}, 2), ("pin_memory", {"as_bool": False}, 2)],
+           [_t(full)], full, module)
+    b.tensor_values[full] = _meta([SYMBOL, WIDTH])
+    out = b.fresh("add")
+    b.node("torch.ops.aten.add.Tensor", [("self", _t(x), 1), ("other", _t(full), 1)], [_t(out)], out, module)
+    b.tensor_values[out] = _meta([SYMBOL, WIDTH])
+    return out
+
+
+def _index(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    out = b.fresh("index")
+    b.node("torch.ops.aten.index.Tensor",
+           [("self", _t(x), 1),
+            ("indices", {"as_optional_tensors": [{"as_none": True}, {"as_tensor": {"name": "idx"}}]}, 1)],
+           [_t(out)], out, module)
+    b.tensor_values[out] = _meta([SYMBOL, WIDTH])
+    return out
+
+
+def _through_half(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
     half = b.fresh("to")
     b.node("torch.ops.aten.to.dtype", [("self", _t(x), 1), ("dtype", {"as_scalar_type": FLOAT16}, 1),
                                        ("non_blocking", {"as_bool": False}, 1), ("copy", {"as_bool": False}, 1),
@@ -178,6 +200,19 @@ def _block(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> s
            [_t(out)], out, module)
     b.tensor_values[out] = _meta([SYMBOL, WIDTH])
     return out
+
+
+# (upper end of the draw's slice of [0, 1), step): a step is taken with the probability of its slice.
+_STEPS = ((0.18, _linear), (0.30, _pointwise), (0.36, _gelu), (0.50, _add), (0.58, _square), (0.64, _view),
+          (0.72, _minus_row_sum), (0.80, _cat_split), (0.88, _plus_full_of_sym_size), (0.94, _index),
+          (1.0, _through_half))
+
+
+def _block(b: _Builder, x: str, params: list[tuple[str, str]], module: str) -> str:
+    """One random step of the model; returns the new current value (shape [s77, WIDTH], float32)."""
+    r = b.rng.random()
+    step = next(step for end, step in _STEPS if r < end)
+    return step(b, x, params, module)
 
 
 def _branch(rng: random.Random, name: str, ops: list[str]) -> dict[str, Any]:
