@@ -319,19 +319,8 @@ void translate_exception(std::exception_ptr p) {
   }
 }
 
-}  // namespace
-
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "externspec's C++ proxy executor and AOTInductor runner";
-  // The torch this was compiled against: es.cpp refuses a prebuilt binding under another release.
-  m.attr("torch_version") = TORCH_VERSION;
-  // Whether the CUDA path (AOTIRunner on "cuda" devices, streams) was compiled in.
-#ifdef USE_CUDA
-  m.attr("with_cuda") = true;
-#else
-  m.attr("with_cuda") = false;
-#endif
-
+// externspec.errors' classes, registered by es.cpp on import, and the translator that raises them.
+void bind_errors(py::module_& m) {
   m.def("_register_errors", [](py::object decode, py::object version, py::object mismatch, py::object call,
                                py::object unsupported, py::object package, py::object model, py::object problem) {
     problem_record = problem.release();
@@ -344,7 +333,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     model_error = model.release();
   });
   py::register_exception_translator(&translate_exception);
+}
 
+void bind_proxy_executor(py::module_& m) {
   py::class_<ProxyExecutor>(m, "ProxyExecutor")
       .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops,
                        const std::optional<std::string>& device) {
@@ -362,7 +353,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         const auto& p = ex.plan(index);
         return py::make_tuple(p.num_input_tensors, p.num_tensors, p.num_input_ints, p.num_ints);
       });
+}
 
+void bind_package_members(py::module_& m) {
   // The members of a package as the runner's checks read its zip directory: {name inside the top
   // folder (bytes): (size, CRC-32)}, or PackageError.
   m.def("package_members", [](const std::string& path) {
@@ -375,35 +368,42 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     for (const auto& [name, record] : package->members()) out[py::bytes(name)] = py::make_tuple(record.size, record.crc);
     return out;
   }, py::arg("path"));
+}
 
+// es.cpp.AOTIRunner's constructor: the package loaded with the GIL released, its load's TORCH_WARNs
+// raised as Python warnings.
+std::unique_ptr<AOTIRunner> load_runner(const std::string& package_path, const std::string& model_name,
+                                        const std::string& device, const py::dict& objects,
+                                        std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes,
+                                        bool require_input_records, std::size_t num_models,
+                                        std::vector<std::string> op_libraries, bool load_custom_objects) {
+  externspec::AOTIRunnerOptions options;
+  options.model_name = model_name;
+  options.device = device;
+  options.custom_objects = custom_objects_of(objects);
+  options.max_extracted_bytes = max_extracted_bytes;
+  options.max_source_bytes = max_source_bytes;
+  options.require_input_records = require_input_records;
+  options.num_models = num_models;
+  options.op_libraries = std::move(op_libraries);
+  options.load_custom_objects = load_custom_objects;
+  LoadWarnings warnings;  // the load's TORCH_WARNs become Python warnings
+  std::unique_ptr<AOTIRunner> runner;
+  try {
+    c10::WarningUtils::WarningHandlerGuard guard(&warnings);
+    py::gil_scoped_release release;
+    runner = std::make_unique<AOTIRunner>(package_path, std::move(options));
+  } catch (...) {
+    warnings.issue_before_error();
+    throw;
+  }
+  warnings.issue();
+  return runner;
+}
+
+void bind_aoti_runner(py::module_& m) {
   py::class_<AOTIRunner>(m, "AOTIRunner")
-      .def(py::init([](const std::string& package_path, const std::string& model_name, const std::string& device,
-                       const py::dict& objects, std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes,
-                       bool require_input_records, std::size_t num_models, std::vector<std::string> op_libraries,
-                       bool load_custom_objects) {
-             externspec::AOTIRunnerOptions options;
-             options.model_name = model_name;
-             options.device = device;
-             options.custom_objects = custom_objects_of(objects);
-             options.max_extracted_bytes = max_extracted_bytes;
-             options.max_source_bytes = max_source_bytes;
-             options.require_input_records = require_input_records;
-             options.num_models = num_models;
-             options.op_libraries = std::move(op_libraries);
-             options.load_custom_objects = load_custom_objects;
-             LoadWarnings warnings;  // the load's TORCH_WARNs become Python warnings
-             std::unique_ptr<AOTIRunner> runner;
-             try {
-               c10::WarningUtils::WarningHandlerGuard guard(&warnings);
-               py::gil_scoped_release release;
-               runner = std::make_unique<AOTIRunner>(package_path, std::move(options));
-             } catch (...) {
-               warnings.issue_before_error();
-               throw;
-             }
-             warnings.issue();
-             return runner;
-           }),
+      .def(py::init(&load_runner),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
            py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"),
            py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"))
@@ -417,4 +417,22 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def_property_readonly("in_spec", [](const AOTIRunner& r) { return text(r.in_spec()); })
       .def_property_readonly("out_spec", [](const AOTIRunner& r) { return text(r.out_spec()); })
       .def_property_readonly("metadata", [](const AOTIRunner& r) { return text(r.metadata()); });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "externspec's C++ proxy executor and AOTInductor runner";
+  // The torch this was compiled against: es.cpp refuses a prebuilt binding under another release.
+  m.attr("torch_version") = TORCH_VERSION;
+  // Whether the CUDA path (AOTIRunner on "cuda" devices, streams) was compiled in.
+#ifdef USE_CUDA
+  m.attr("with_cuda") = true;
+#else
+  m.attr("with_cuda") = false;
+#endif
+  bind_errors(m);
+  bind_proxy_executor(m);
+  bind_package_members(m);
+  bind_aoti_runner(m);
 }
