@@ -86,10 +86,11 @@ test-torch2.14: ## the tests of torch 2.14.1's packages, es.cpp's CUDA path and 
 
 # The cross-version matrix's packages (tests/data/matrix/<release>/; docs/torch-compat.md, "The
 # cross-version matrix"): each interpreter of MATRIX_PYTHONS, one per supported torch, compiles them into
-# its release's folder with the eager inputs and outputs (it needs torch alone, run from this folder).
+# its release's folder with the eager inputs and outputs (it needs torch alone, run from this folder; a
+# 2.11 or 2.12 one also pydantic, for the tests' own models kept for those releases, matrix.KEPT).
 matrix-data: ## compile the cross-version matrix's packages with the torch of each of MATRIX_PYTHONS into tests/data/matrix/
 	@[ -n "$(MATRIX_PYTHONS)" ] || { echo "matrix-data: set MATRIX_PYTHONS to one Python per supported torch" >&2; exit 2; }
-	for py in $(MATRIX_PYTHONS); do $$py -m tests.support.matrix compile || exit 1; done
+	for py in $(MATRIX_PYTHONS); do PYTHONPATH=python $$py -m tests.support.matrix compile || exit 1; done
 
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side
 	$(PY) benchmarks/run.py

@@ -8,7 +8,8 @@ environment can run it: `python -m tests.support.matrix compile` (from the repos
 every case of the running torch's release into tests/data/matrix/<its minor release>/;
 `make matrix-data MATRIX_PYTHONS="..."` runs it under each given interpreter. Three cases are the tests'
 own models, kept as torch 2.11 and 2.12 compiled them (KEPT below); compiling those imports
-tests/support/zoo.py and aoti_models.py, which need externspec importable (`PYTHONPATH=python`).
+tests/support/zoo.py and aoti_models.py, which need externspec importable (`PYTHONPATH=python`, as
+`make matrix-data` sets, and pydantic).
 `python -m tests.support.matrix run` prints the running torch's row of the matrix: every package
 through es.cpp.AOTIRunner, the Python executor and torch's own runner.
 """
