@@ -119,8 +119,9 @@ def test_torch_file_has_no_version_and_reads_under_the_baseline(package) -> None
 
 def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(executor: Executor) -> None:
     """torch omits kwarg-only defaults from its JSON but passes them in the wrapper's int array
-    (its own runner then fails). Both executors lay a torch-written file out by that rule, decided
-    at load, and read the values from the arrays; a versioned file stays strict."""
+    (its own runner then fails). Both executors lay a torch-written file out by that rule
+    (OMITTED_DEFAULTS_PASSED, which the first call's lengths decide: docs/torch-compat.md, "The call
+    layout") and read the values from the arrays; a versioned file stays strict."""
     path = aoti_models.compiled_package(aoti_models.KwOnlyFixed)
     package = aoti.read_package(path)
     (node,) = package.nodes.nodes
@@ -137,8 +138,9 @@ def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(ex
     slots = [x, None]
     ex.call_function(0, [5, 7, 9], slots)  # read from the arrays, not re-filled from the schema
     assert torch.equal(slots[1], co.kwonly_fixed(x, 5, k=7, s=9))
-    with pytest.raises(es.CallError, match=r"expected 1 input \+ 1 output tensor slots and 3 input \+ 0 int-return "
-                                           "slots, got 2 tensors and 1 ints"):
+    with pytest.raises(es.CallError, match=r"got 2 tensors and 1 ints, its NODE_ARGUMENTS layout, but this package's "
+                                           r"calls are laid out OMITTED_DEFAULTS_PASSED \(decided by the first call "
+                                           r"of node 0; 2 tensors and 3 ints here\)"):
         ex.call_function(0, [5], [x, None])
     # The same node in an externspec-written (versioned) file: an omitted argument takes no slot.
     versioned = executor(package.nodes.model_copy(update={"schema_version": es.SCHEMA_VERSION}))
