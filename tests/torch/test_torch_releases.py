@@ -3,8 +3,9 @@ and 2.12 write"), checked on packages the running torch compiles, and packages o
 torch run under this one.
 
 Every fact is a row per release; the test reads the running torch's row, so CI checks the 2.13 row
-in its 2.13 environment and the 2.14 row in its 2.14 environment (`make test-torch2.14`); the 2.11
-and 2.12 rows were checked in environments of those releases (the file run there by hand). The
+in its 2.13 environment and the 2.14 and 2.15 rows in theirs (`make test-torch2.14`, `make
+test-torch2.15`); the 2.11 and 2.12 rows were checked in environments of those releases (the file
+run there by hand). The
 packages are the tests' own (tests/support/: the runner model with weights in the library and in a
 blob, aliased and view outputs; the lite-mode zoo), cached per torch version.
 """
@@ -55,8 +56,8 @@ ENTRY_POINTS_SINCE = {
 # where 2.13 wraps it in AOTI_TORCH_ERROR_CODE_CHECK): the model then runs on after a failed extern call.
 IGNORES_EXECUTOR_STATUS = {"2.11": True, "2.12": True, "2.13": False, "2.14": False, "2.15": False}
 # The environments of the supported torch releases this checkout makes (`make setup`,
-# `make setup-torch2.14`), whose packages the others run.
-VENVS = {"2.13": REPO / ".venv", "2.14": REPO / ".venv-torch2.14"}
+# `make setup-torch2.14`, `make setup-torch2.15`), whose packages the others run.
+VENVS = {"2.13": REPO / ".venv", **{r: REPO / f".venv-torch{r}" for r in ("2.14", "2.15")}}
 
 
 def test_the_facts_cover_every_supported_release() -> None:
@@ -129,7 +130,7 @@ def _other_release_packages(release: str) -> dict[str, Path]:
     python = VENVS[release] / "bin" / "python"
     if not python.exists():
         pytest.skip(f"no torch {release} environment in this checkout ({VENVS[release].name}: make setup"
-                    f"{'-torch2.14' if release == '2.14' else ''}); CI makes it before running this file there")
+                    f"{'' if release == '2.13' else '-torch' + release}); CI makes it before running this file there")
     code = ("import json; from tests.support import cpp_models as cm, zoo; "
             "print(json.dumps({'runner_blob': str(cm.package('runner_blob')), 'mlp': str(zoo.lite_package('mlp'))}))")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
