@@ -25,7 +25,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from ._generated.models import ExportedProgram, ExternKernelNodes, PayloadConfig
-from .abi.call_layout import CallLengths
 from .errors import ExternSpecError, PackageError
 from .wire import limits, loads
 
@@ -87,7 +86,7 @@ class ExternPackage:
     calls: tuple[WrapperCall, ...]
     input_names: tuple[str, ...]  # wrapper variable of model input i
     output_names: tuple[str, ...]  # wrapper variable of model output i
-    call_lengths: tuple[CallLengths, ...]  # what each call states: ProxyExecutor's `call_lengths`
+    call_lengths: tuple[tuple[int, int, int], ...]  # what each call states: ProxyExecutor's `call_lengths`
 
 
 def _calls(cpp: str) -> Iterator[re.Match[str]]:
@@ -102,12 +101,13 @@ def _calls(cpp: str) -> Iterator[re.Match[str]]:
         start = cpp.find(_CALL_START, max(end, start + 1))
 
 
-def wrapper_call_lengths(cpp: str) -> tuple[CallLengths, ...]:
-    """The node, `num_ints` and `num_tensors` each proxy-executor call of a wrapper states (dynamic
+def wrapper_call_lengths(cpp: str) -> tuple[tuple[int, int, int], ...]:
+    """The (node, `num_ints`, `num_tensors`) each proxy-executor call of a wrapper states (dynamic
     shapes too: the lengths are literals), in wrapper order: the package's evidence of its call
     layout, which the executors' `call_lengths` decide "auto" from (docs/torch-compat.md, "The call
-    layout"). The C++ twin is cpp/csrc/aoti_package/wrapper_calls.cpp."""
-    return tuple(CallLengths(int(m[1]), int(m[2]), int(m[4])) for m in _calls(cpp))
+    layout"). The C++ twin is cpp/csrc/aoti_package/wrapper_calls.cpp. Plain tuples: reading a
+    package imports nothing of the executors."""
+    return tuple((int(m[1]), int(m[2]), int(m[4])) for m in _calls(cpp))
 
 
 def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCall]:

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec.abi.call_layout import CallLayout, CallLengths
+from externspec.abi.call_layout import CallLayout
 from tests.support.executors import Executor
 
 NODE, PASSED = CallLayout.NODE_ARGUMENTS, CallLayout.OMITTED_DEFAULTS_PASSED
@@ -134,7 +134,7 @@ def test_an_unknown_option_is_a_value_error(executor: Executor) -> None:
 @pytest.mark.parametrize("layout", [NODE, PASSED], ids=lambda layout: layout.name)
 def test_the_wrappers_calls_decide_at_load(executor: Executor, layout: CallLayout) -> None:
     n = len(INTS[layout])
-    ex = executor(SPEC, call_lengths=[CallLengths(2, 1, 2), CallLengths(0, n, 4), CallLengths(1, n, 4)])
+    ex = executor(SPEC, call_lengths=[(2, 1, 2), (0, n, 4), (1, n, 4)])
     assert ex.call_layout == layout
     torch.testing.assert_close(call(ex, 1, INTS[layout]), WANT[layout])
     with pytest.raises(es.CallError, match=r"\(decided by the wrapper's call of node 0; "):
@@ -156,5 +156,5 @@ def test_the_wrappers_calls_decide_at_load(executor: Executor, layout: CallLayou
 def test_a_wrapper_call_that_matches_no_plan_is_refused_at_load(executor: Executor, calls: list[tuple[int, int, int]],
                                                                 message: str) -> None:
     with pytest.raises(es.SpecMismatchError) as info:
-        executor(SPEC, call_lengths=[CallLengths(*c) for c in calls])
+        executor(SPEC, call_lengths=calls)
     assert str(info.value) == message

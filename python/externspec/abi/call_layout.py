@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import CallError, SpecMismatchError
 
@@ -37,14 +37,6 @@ def call_layout_option(value: CallLayout | str) -> CallLayout | None:
     if isinstance(value, str) and value in CallLayout.__members__:
         return CallLayout[value]
     raise ValueError(f"call_layout must be \"auto\", \"NODE_ARGUMENTS\" or \"OMITTED_DEFAULTS_PASSED\", got {value!r}")
-
-
-class CallLengths(NamedTuple):
-    """One call of a generated wrapper as its `aoti_torch_proxy_executor_call_function` line states it."""
-
-    node: int
-    num_ints: int
-    num_tensors: int
 
 
 def refuse_option(schema_version: Any, option: CallLayout | None) -> CallLayout | None:
@@ -95,9 +87,11 @@ class LayoutChoice:
             self.layout, self.decided_by = layout, by
         return self.layout == layout
 
-    def decide_at_load(self, plans: list[Any], calls: Iterable[CallLengths]) -> None:
-        """Each call of the package's wrapper checked against its node's plans, the first decisive
-        one locking the layout. SpecMismatchError naming the node when a call matches no plan."""
+    def decide_at_load(self, plans: list[Any], calls: Iterable[tuple[int, int, int]]) -> None:
+        """Each call of the package's wrapper, (node, num_ints, num_tensors) as its
+        `aoti_torch_proxy_executor_call_function` line states them (`aoti.wrapper_call_lengths`),
+        checked against its node's plans, the first decisive one locking the layout.
+        SpecMismatchError naming the node when a call matches no plan."""
         for index, num_ints, num_tensors in calls:
             if not 0 <= index < len(plans):
                 raise SpecMismatchError(f"the package's wrapper calls extern node {index}, but the spec has "

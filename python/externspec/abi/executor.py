@@ -40,7 +40,7 @@ from .._generated.models import ExternKernelNode, ExternKernelNodes, Node
 from ..errors import CallError, ExternSpecError, SpecMismatchError
 from ..wire import loads, model_or_document
 from . import op_policy, same_argument, torch_types
-from .call_layout import CallLayout, CallLengths, LayoutChoice, call_layout_option, refuse_option
+from .call_layout import CallLayout, LayoutChoice, call_layout_option, refuse_option
 from .layout import FillKind, NodeLayout, OutKind, _check_guards, _given, _label, _layout
 from .ops import SchemaCache, _op, _torchbind_refusal
 
@@ -102,7 +102,7 @@ class ProxyExecutor:
 
     def __init__(self, spec: ExternKernelNodes | str | bytes | os.PathLike[str], allow_ops: Iterable[str] = (), *,
                  device: torch.device | str | None = None, call_layout: CallLayout | str = "auto",
-                 call_lengths: Iterable[CallLengths] | None = None):
+                 call_lengths: Iterable[tuple[int, int, int]] | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
         option = call_layout_option(call_layout)
         self.device = None if device is None else torch_types.parse_device(device)

@@ -32,7 +32,7 @@ from torch.utils import _pytree as pytree
 from .._cache import cache_dir as cache_dir
 from .._generated.models import ExternKernelNodes
 from ..abi import op_policy
-from ..abi.call_layout import CallLayout, CallLengths, call_layout_option
+from ..abi.call_layout import CallLayout, call_layout_option
 from ..errors import CallError, DecodeError, VersionError
 from ..wire import dumps, model_or_document
 from .binding import build as build
@@ -82,7 +82,7 @@ class ProxyExecutor:
     def __init__(self, spec: ExternKernelNodes | str | bytes | os.PathLike[str],
                  custom_objects: dict[str, Any] | None = None, allow_ops: Iterable[str] = (), *,
                  device: torch.device | str | None = None, call_layout: CallLayout | str = "auto",
-                 call_lengths: Iterable[CallLengths] | None = None):
+                 call_lengths: Iterable[tuple[int, int, int]] | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
         if device is not None and not isinstance(device, (str, torch.device)):
             raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
