@@ -131,19 +131,6 @@ def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCa
     return calls
 
 
-def wrapper_int_counts(cpp: str, source: str = "wrapper.cpp") -> dict[int, int]:
-    """Extern call index -> the `num_ints` its `aoti_torch_proxy_executor_call_function` line passes: how
-    many ints the compiling torch put in that call's array, whatever they are (symbolic ints of dynamic
-    shapes included). ExternSpecError naming `source` when one index is called with two counts."""
-    counts: dict[int, int] = {}
-    for m in _calls(cpp):
-        index, n_ints = int(m.group(1)), int(m.group(2))
-        if counts.setdefault(index, n_ints) != n_ints:
-            raise ExternSpecError(f"{source}: extern call {index} passes {counts[index]} ints in one call and "
-                                  f"{n_ints} in another")
-    return counts
-
-
 def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = None,
                  max_source_bytes: int = MAX_SOURCE_BYTES) -> ExternPackage:
     """Extract the extern-kernel file and wrapper calls of an AOTInductor package.

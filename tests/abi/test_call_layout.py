@@ -1,6 +1,8 @@
-"""The call layout of torch-written files (docs/torch-compat.md, "The call layout"), one body over
-both executors: torch 2.11 to 2.14's wrappers pass an omitted kwarg-only argument's default in the
-arrays (OMITTED_DEFAULTS_PASSED), 2.15's do not (NODE_ARGUMENTS), and the file does not say which.
+"""The call layout (docs/torch-compat.md, "The call layout"), one body over both executors: a spec
+that states it (schema 1.2's `call_layout`) is laid out by it, a versioned one that does not is
+NODE_ARGUMENTS, and torch-written files decide it from their calls: torch 2.11 to 2.14's wrappers
+pass an omitted kwarg-only argument's default in the arrays (OMITTED_DEFAULTS_PASSED), 2.15's do not
+(NODE_ARGUMENTS), and the file does not say which.
 `addmm(self, mat1, mat2, *, Scalar beta=1, Scalar alpha=1)` without `beta` and `alpha` is such a
 node: 4 tensors and no ints in one layout, 4 tensors and 2 ints in the other. Each call's own lengths
 pick the candidate they match, once per spec; beta and alpha other than 1 show that a value is read
@@ -15,7 +17,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec.abi.call_layout import CallLayout
+from externspec import CallLayout
 from tests.support.executors import Executor
 
 NODE, PASSED = CallLayout.NODE_ARGUMENTS, CallLayout.OMITTED_DEFAULTS_PASSED
@@ -111,18 +113,53 @@ def test_an_explicit_layout_is_the_only_one(executor: Executor, layout: CallLayo
             call(ex, 0, INTS[other(layout)])
 
 
-def test_a_versioned_file_is_laid_out_node_arguments(executor: Executor) -> None:
+def versioned(minor: int, layout: CallLayout | None) -> str:
+    """SPEC as externspec writes it: schema 1.`minor`, stating `layout` (schema 1.2's `call_layout`)."""
     doc = json.loads(SPEC)
-    doc["schema_version"] = {"major": es.SCHEMA_VERSION.major, "minor": es.SCHEMA_VERSION.minor}
-    versioned = json.dumps(doc)
-    for option in ("auto", NODE):
-        ex = executor(versioned, call_layout=option)
-        assert ex.call_layout == NODE
-        torch.testing.assert_close(call(ex, 0, []), WANT[NODE])
+    doc["schema_version"] = {"major": es.SCHEMA_VERSION.major, "minor": minor}
+    if layout is not None:
+        doc["call_layout"] = int(layout)
+    return json.dumps(doc)
+
+
+def test_a_versioned_file_stating_no_layout_is_node_arguments(executor: Executor) -> None:
+    """Schema 1.0 and 1.1 files have no `call_layout`: externspec wrote them, so their nodes name every
+    argument their arrays carry."""
+    for minor in (1, es.SCHEMA_VERSION.minor):
+        for option in ("auto", NODE):
+            ex = executor(versioned(minor, None), call_layout=option)
+            assert ex.call_layout == NODE
+            torch.testing.assert_close(call(ex, 0, []), WANT[NODE])
+        with pytest.raises(es.SpecMismatchError) as info:
+            executor(versioned(minor, None), call_layout=PASSED)
+        assert str(info.value) == (
+            "the call_layout option is OMITTED_DEFAULTS_PASSED, but the spec is laid out NODE_ARGUMENTS (it has a "
+            "schema_version and states no call_layout: its nodes name every argument their arrays carry)")
+
+
+@pytest.mark.parametrize("layout", [NODE, PASSED], ids=lambda layout: layout.name)
+def test_a_stated_layout_is_the_only_one(executor: Executor, layout: CallLayout) -> None:
+    """A spec stating its layout is planned by it, whatever its calls pass: addmm's candidates differ,
+    and only the stated one's lengths run (beta 2, alpha 3 read from their slots when passed)."""
+    spec = versioned(es.SCHEMA_VERSION.minor, layout)
+    for option in ("auto", layout, layout.name):
+        ex = executor(spec, call_layout=option)
+        assert ex.call_layout == layout
+        torch.testing.assert_close(call(ex, 0, INTS[layout]), WANT[layout])
+        with pytest.raises(es.CallError, match=rf"^node 1 `buf1` \(aten::addmm\): expected 3 input \+ 1 output tensor "
+                                               rf"slots and {len(INTS[layout])} input \+ 0 int-return slots"):
+            call(ex, 1, INTS[other(layout)])
+    with pytest.raises(es.SpecMismatchError, match=r"^node 0 `buf0` \(aten::addmm\): its call in the package's "
+                                                   r"wrapper passes 4 tensors and \d ints, but its plan takes"):
+        executor(spec, call_lengths=[(0, len(INTS[other(layout)]), 4)])
+
+
+@pytest.mark.parametrize("layout", [NODE, PASSED], ids=lambda layout: layout.name)
+def test_an_option_contradicting_the_stated_layout_is_refused(executor: Executor, layout: CallLayout) -> None:
     with pytest.raises(es.SpecMismatchError) as info:
-        executor(versioned, call_layout=PASSED)
-    assert str(info.value) == ("call_layout OMITTED_DEFAULTS_PASSED is for torch-written files: this one has a "
-                               "schema_version, so its nodes name every argument their arrays carry (NODE_ARGUMENTS)")
+        executor(versioned(es.SCHEMA_VERSION.minor, layout), call_layout=other(layout))
+    assert str(info.value) == (f"the call_layout option is {other(layout).name}, but the spec is laid out "
+                               f"{layout.name} (it states call_layout {layout.name})")
 
 
 def test_an_unknown_option_is_a_value_error(executor: Executor) -> None:

@@ -21,8 +21,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec import _torch_support, aoti
-from externspec.abi.call_layout import CallLayout
+from externspec import CallLayout, _torch_support, aoti
 from tests.support import aoti_models, zoo
 from tests.support.executors import Executor
 

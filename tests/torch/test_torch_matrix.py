@@ -18,8 +18,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec import _torch_support, aoti
-from externspec.abi.call_layout import CallLayout
+from externspec import CallLayout, _torch_support, aoti
 from tests.support import matrix
 from tests.support.artifacts import read_member, replace_member
 

@@ -12,19 +12,11 @@ refused naming both. Nodes whose candidates coincide have one plan and never ask
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections.abc import Iterable
 from typing import Any
 
+from .._generated.models import CallLayout
 from ..errors import CallError, SpecMismatchError
-
-
-class CallLayout(enum.IntEnum):
-    """Where a torch-written node's omitted kwarg-only defaults are (docs/torch-compat.md, "The call
-    layout"); the member names and numbers are the IDL's `CallLayout`."""
-
-    NODE_ARGUMENTS = 1  # not in the arrays: torch 2.15's wrappers, and every externspec-written file
-    OMITTED_DEFAULTS_PASSED = 2  # in the arrays, as their values written out: torch 2.11 to 2.14's wrappers
 
 
 def call_layout_option(value: CallLayout | str) -> CallLayout | None:
@@ -39,17 +31,21 @@ def call_layout_option(value: CallLayout | str) -> CallLayout | None:
     raise ValueError(f"call_layout must be \"auto\", \"NODE_ARGUMENTS\" or \"OMITTED_DEFAULTS_PASSED\", got {value!r}")
 
 
-def refuse_option(schema_version: Any, option: CallLayout | None) -> CallLayout | None:
-    """The layout a spec is planned by: a versioned file's nodes name every argument their arrays
-    carry (NODE_ARGUMENTS; OMITTED_DEFAULTS_PASSED for one is a SpecMismatchError); a torch-written
-    file's is the option (None: "auto")."""
-    if schema_version is None:
+def planned_layout(schema_version: Any, stated: CallLayout | None, option: CallLayout | None) -> CallLayout | None:
+    """The layout a spec is planned by: the one it states (`call_layout`, schema 1.2); NODE_ARGUMENTS
+    for a versioned file that states none (schema 1.0 and 1.1: externspec wrote it, and its nodes name
+    every argument their arrays carry); for a torch-written file (no `schema_version`), the option
+    (None: "auto", decided from the calls). An option other than the file's layout is a
+    SpecMismatchError naming both."""
+    if stated is None and schema_version is None:
         return option
-    if option == CallLayout.OMITTED_DEFAULTS_PASSED:
-        raise SpecMismatchError(
-            "call_layout OMITTED_DEFAULTS_PASSED is for torch-written files: this one has a schema_version, so "
-            "its nodes name every argument their arrays carry (NODE_ARGUMENTS)")
-    return CallLayout.NODE_ARGUMENTS
+    layout = stated if stated is not None else CallLayout.NODE_ARGUMENTS
+    if option is not None and option != layout:
+        why = ("it states call_layout " + layout.name if stated is not None else
+               "it has a schema_version and states no call_layout: its nodes name every argument their arrays carry")
+        raise SpecMismatchError(f"the call_layout option is {option.name}, but the spec is laid out {layout.name} "
+                                f"({why})")
+    return layout
 
 
 def _lengths(plan: Any) -> str:

@@ -36,11 +36,11 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .._generated.models import ExternKernelNode, ExternKernelNodes, Node
+from .._generated.models import CallLayout, ExternKernelNode, ExternKernelNodes, Node
 from ..errors import CallError, ExternSpecError, SpecMismatchError
 from ..wire import loads, model_or_document
 from . import op_policy, same_argument, torch_types
-from .call_layout import CallLayout, LayoutChoice, call_layout_option, refuse_option
+from .call_layout import LayoutChoice, call_layout_option, planned_layout
 from .layout import FillKind, NodeLayout, OutKind, _check_guards, _given, _label, _layout
 from .ops import SchemaCache, _op, _torchbind_refusal
 
@@ -111,7 +111,7 @@ class ProxyExecutor:
         self.spec = spec
         _check_unique_names(spec)
         cache = SchemaCache()
-        choice = LayoutChoice(refuse_option(spec.schema_version, option))
+        choice = LayoutChoice(planned_layout(spec.schema_version, spec.call_layout, option))
         plan_as = choice.layout or CallLayout.OMITTED_DEFAULTS_PASSED
         self.plans = [_plan_node(i, n, cache, plan_as, allowed, self.device) for i, n in enumerate(spec.nodes)]
         if choice.layout is None:  # "auto": the other candidate, only where the two differ

@@ -30,9 +30,9 @@ from torch.export._tree_utils import reorder_kwargs
 from torch.utils import _pytree as pytree
 
 from .._cache import cache_dir as cache_dir
-from .._generated.models import ExternKernelNodes
+from .._generated.models import CallLayout, ExternKernelNodes
 from ..abi import op_policy
-from ..abi.call_layout import CallLayout, call_layout_option
+from ..abi.call_layout import call_layout_option
 from ..errors import CallError, DecodeError, VersionError
 from ..wire import dumps, model_or_document
 from .binding import build as build

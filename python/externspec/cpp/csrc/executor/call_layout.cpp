@@ -8,9 +8,8 @@
 namespace externspec {
 namespace {
 
-const char* name_of(CallLayout l) {
-  return l == CallLayout::NODE_ARGUMENTS ? "NODE_ARGUMENTS" : "OMITTED_DEFAULTS_PASSED";
-}
+// The schema's name of a layout (the generated name table, as the Python enum's `.name`).
+std::string name_of(CallLayout l) { return std::string(to_string(l)); }
 
 std::string lengths(const NodePlan& p) {
   return std::to_string(p.num_tensors) + " tensors and " + std::to_string(p.num_ints) + " ints";
@@ -18,12 +17,18 @@ std::string lengths(const NodePlan& p) {
 
 }  // namespace
 
-std::optional<CallLayout> refuse_option(bool versioned, std::optional<CallLayout> option) {
-  if (!versioned) return option;
-  if (option == CallLayout::OMITTED_DEFAULTS_PASSED)
-    throw SpecMismatchError("call_layout OMITTED_DEFAULTS_PASSED is for torch-written files: this one has a "
-                            "schema_version, so its nodes name every argument their arrays carry (NODE_ARGUMENTS)");
-  return CallLayout::NODE_ARGUMENTS;
+std::optional<CallLayout> planned_layout(bool versioned, std::optional<CallLayout> stated,
+                                         std::optional<CallLayout> option) {
+  if (!stated && !versioned) return option;
+  const CallLayout layout = stated.value_or(CallLayout::NODE_ARGUMENTS);
+  if (option && *option != layout)
+    throw SpecMismatchError(
+        "the call_layout option is " + name_of(*option) + ", but the spec is laid out " + name_of(layout) + " (" +
+        (stated ? "it states call_layout " + name_of(layout)
+                : std::string("it has a schema_version and states no call_layout: its nodes name every argument "
+                              "their arrays carry")) +
+        ")");
+  return layout;
 }
 
 LayoutChoice::LayoutChoice(std::optional<CallLayout> layout)

@@ -21,9 +21,11 @@
 
 namespace externspec {
 
-// The layout a spec is planned by: a versioned file is NODE_ARGUMENTS (OMITTED_DEFAULTS_PASSED for
-// one is a SpecMismatchError); a torch-written file's is the option (unset: "auto").
-std::optional<CallLayout> refuse_option(bool versioned, std::optional<CallLayout> option);
+// The layout a spec is planned by: the one it states (`call_layout`, schema 1.2); NODE_ARGUMENTS for
+// a versioned file that states none (1.0, 1.1); for a torch-written file, the option (unset: "auto").
+// An option other than the file's layout is a SpecMismatchError naming both.
+std::optional<CallLayout> planned_layout(bool versioned, std::optional<CallLayout> stated,
+                                         std::optional<CallLayout> option);
 
 class LayoutChoice {
  public:

@@ -213,7 +213,8 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
       throw e;
     }
   }
-  const std::optional<CallLayout> layout = refuse_option(spec.schema_version.has_value(), call_layout);
+  const std::optional<CallLayout> layout =
+      planned_layout(spec.schema_version.has_value(), spec.call_layout, call_layout);
   choice_ = std::make_unique<LayoutChoice>(layout);
   auto plan = [&](std::size_t i, CallLayout as) {
     try {

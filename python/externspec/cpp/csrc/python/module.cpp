@@ -153,15 +153,14 @@ void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py:
 // The `call_layout` option by name, as es.ProxyExecutor's `call_layout_option` passes it: "auto" is unset.
 std::optional<externspec::CallLayout> call_layout_of(const std::string& name) {
   if (name == "auto") return std::nullopt;
-  if (name == "NODE_ARGUMENTS") return externspec::CallLayout::NODE_ARGUMENTS;
-  if (name == "OMITTED_DEFAULTS_PASSED") return externspec::CallLayout::OMITTED_DEFAULTS_PASSED;
+  if (auto layout = externspec::enum_from_string<externspec::CallLayout>(name)) return layout;
   throw std::invalid_argument("call_layout must be \"auto\", \"NODE_ARGUMENTS\" or \"OMITTED_DEFAULTS_PASSED\", got '" +
                               name + "'");
 }
 
 py::object call_layout_name(std::optional<externspec::CallLayout> layout) {
   if (!layout) return py::none();
-  return py::str(*layout == externspec::CallLayout::NODE_ARGUMENTS ? "NODE_ARGUMENTS" : "OMITTED_DEFAULTS_PASSED");
+  return py::str(std::string(externspec::to_string(*layout)));
 }
 
 // The model's inputs from a list or tuple (or any sequence), read without copying the sequence.
