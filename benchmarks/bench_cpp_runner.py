@@ -26,9 +26,6 @@ import torch
 from benchmarks.timing import best_of
 
 LOADS = 5
-# The runner model's batch: the one it is compiled with (torch 2.15 compiles its dynamic batch as this
-# static size, so another would be refused under 2.15; under 2.13 and 2.14 any batch runs).
-BATCH = 4
 FORWARDS = 2000
 REPEATS = 5
 
@@ -128,7 +125,7 @@ def throughput_lines() -> list[str]:
         "C++ package runner throughput: one runner shared by N Python threads (es num_models=N, torch num_runners=N)",
         f"  {'package':<26}{'threads':>8}{'runs/s: ours':>14}{'torch':>10}{'ratio':>7}",
     ]
-    packages = (("runner (small)", str(cm.package("runner")), list(cm.MODELS["runner"].inputs(BATCH))),
+    packages = (("runner (small)", str(cm.package("runner")), list(cm.MODELS["runner"].inputs(8))),
                 ("lite conv_bn", str(zoo.lite_package("conv_bn")), list(zoo.ZOO["conv_bn"].inputs(0))))
     intra_op = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -147,7 +144,7 @@ def run() -> list[str]:
     from tests.support import cpp_models as cm
 
     model = cm.MODELS["runner"]
-    inputs = model.inputs(BATCH)
+    inputs = model.inputs(8)
     lines = [
         "C++ package runner: es.cpp.AOTIRunner vs torch aoti_load_package, same package (4 outputs, 2 inputs)",
         f"  {'package':<22}{'load ms: ours':>14}{'torch':>9}{'ratio':>7}"
