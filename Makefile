@@ -78,13 +78,15 @@ test: $(STAMP) check-generated check-schema ## run the whole test suite (slow te
 # Under each other supported torch (.venv-torch2.14, .venv-torch2.15): the decoder and executor
 # conformance corpora through both executors, packages that torch compiles (the lite-mode zoo, custom
 # ops in default mode, weights in a blob, aliased outputs) through es.cpp built with its CUDA path, the
-# cross-version matrix and its call layouts, the wheel and the CMake example.
+# cross-version matrix and its call layouts, issue 34's table, the runner's extern-output checks, the
+# packages of older releases rewritten by `upgrade --name-defaults`, the wheel and the CMake example.
 # The packaging tests come first: one worker builds the wheel (CMake) while the other builds es.cpp
 # and runs the rest (last, the wheel build kept a worker busy alone for ten minutes).
 TESTS_TORCH := tests/packaging tests/decoder_cpp/test_conformance.py tests/abi/test_executor_conformance.py \
 	tests/abi/test_call_layout.py tests/torch/test_torch_compat.py tests/torch/test_torch_releases.py \
 	tests/torch/test_torch_matrix.py tests/aoti/test_lite_zoo.py tests/aoti/test_aoti_crosscheck.py \
-	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_device_rule.py
+	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_device_rule.py \
+	tests/aoti/test_extern_outputs.py tests/torch/test_name_defaults.py tests/torch/test_issue34_table.py
 test-torch%: ## the tests of torch %'s packages (2.14, 2.15), es.cpp's CUDA path and its wheel (in .venv-torch%)
 	$(MAKE) setup-torch$*
 	.venv-torch$*/bin/python -m pytest -n 2 $(TESTS_TORCH)
