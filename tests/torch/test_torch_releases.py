@@ -23,8 +23,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 import externspec as es
-from externspec import _torch_support
-from externspec.abi.call_layout import CallLayout
+from externspec import CallLayout, _torch_support
 from tests.support import aoti_models, release_packages, zoo
 from tests.support import cpp_models as cm
 from tests.support.artifacts import read_member
@@ -64,7 +63,7 @@ ADDMM_DEFAULT_INTS = {"2.11": [1, 1], "2.12": [1, 1], "2.13": [1, 1], "2.14": [1
 # The environments of the supported torch releases this checkout makes (`make setup`,
 # `make setup-torch2.14`), whose packages the others run. Not yet 2.15's: the runner model it compiles
 # comes out specialized to its example batch (4), so the others' check at batches 2 and 5 fails.
-VENVS = {"2.13": REPO / ".venv", "2.14": REPO / ".venv-torch2.14"}
+VENVS = {"2.13": REPO / ".venv", "2.14": REPO / ".venv-torch2.14", "2.15": REPO / ".venv-torch2.15"}
 
 
 def test_the_facts_cover_every_supported_release() -> None:
