@@ -1,26 +1,29 @@
 # externspec developer commands. `make help` lists them.
 SHELL := /bin/bash
 VENV ?= .venv
-# The second supported torch's environment (pyproject.toml's `torch` extra): the same tools beside
-# torch 2.14.1, the CUDA build (it runs on the CPU; es.cpp compiles its CUDA path against it). Any
-# target takes it with VENV=.venv-torch2.14 (`make bench VENV=.venv-torch2.14`).
-VENV_TORCH214 := .venv-torch2.14
-# The torch of the environment: requirements-dev.txt's pin, 2.14.1 in .venv-torch2.14.
-TORCH ?= $(if $(filter $(VENV_TORCH214),$(VENV)),2.14.1)
+# The other supported torch releases (pyproject.toml's `torch` extra), each in an environment of its
+# own, `.venv-torch<major.minor>`: the same tools beside that torch (the CUDA builds; they run on the
+# CPU, and es.cpp compiles its CUDA path against them). Any target takes one with VENV=
+# (`make bench VENV=.venv-torch2.15`); `make setup-torch2.15` creates it.
+TORCH_RELEASES := 2.14.1 2.15.0
+# The torch of the environment: requirements-dev.txt's pin in .venv, else the release of
+# TORCH_RELEASES that a `.venv-torch<major.minor>` is named for (or TORCH=... given).
+TORCH ?= $(firstword $(foreach t,$(TORCH_RELEASES),$(if $(filter .venv-torch$(basename $(t)),$(VENV)),$(t))))
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup setup-torch2.14 wheel test-torch2.14 matrix-data generate check-generated check-schema lint typecheck docs test bench demo fuzz clean gpu-wheels gpu-check gpu-sim
+.PHONY: help setup wheel matrix-data generate check-generated check-schema lint typecheck docs test bench demo fuzz clean gpu-wheels gpu-check gpu-sim
 
 help: ## list the targets
-	@grep -E '^[a-z0-9.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9.%-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## create .venv with the pinned tools and install externspec (editable)
 
-setup-torch2.14: ## create .venv-torch2.14: the same, with torch 2.14.1 (CI runs a subset of the tests there)
-	$(MAKE) setup VENV=$(VENV_TORCH214)
+# A pattern rule: `make setup-torch2.15` (a release of TORCH_RELEASES by its major.minor).
+setup-torch%: ## create .venv-torch% (2.14, 2.15): the same, with that torch (CI runs a subset of the tests there)
+	$(MAKE) setup VENV=.venv-torch$*
 
 # Debian packages: CMake (CMakeLists.txt: es.cpp's build and the fuzz harnesses'), the C++ JSON
 # backends (header-only nlohmann = default, simdjson = fast), and clang with its sanitizer/libFuzzer
@@ -41,12 +44,12 @@ $(STAMP): requirements-dev.txt pyproject.toml $(PACKAGE_FILES)
 	if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(if $(TORCH),sed 's/^torch==[^ ]*/torch==$(TORCH)/',cat) requirements-dev.txt > $(VENV)/requirements.txt
-	$(PY) -m pip install -q -r $(VENV)/requirements.txt
+	$(if $(TORCH),PIP_CONSTRAINT=/dev/null )$(PY) -m pip install -q -r $(VENV)/requirements.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 # Build isolation off: the wheel is built against the torch of $(VENV), and requires it (torch==X.Y.*).
-wheel: $(STAMP) ## a wheel of es.cpp for the torch installed in $(VENV) into dist/ (VENV=.venv-torch2.14 for 2.14)
+wheel: $(STAMP) ## a wheel of es.cpp for the torch installed in $(VENV) into dist/ (VENV=.venv-torch2.15 for 2.15)
 	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip wheel --no-deps --no-build-isolation -w dist .
 
 generate: $(STAMP) ## regenerate python/externspec/_generated and the C++ header from the IDL
@@ -72,17 +75,21 @@ docs: $(STAMP) ## build docs/ and the API reference (mkdocs.yml) into site/; --s
 test: $(STAMP) check-generated check-schema ## run the whole test suite (slow tests included), two workers
 	$(PY) -m pytest -n 2 tests
 
-# Under torch 2.14.1 (.venv-torch2.14): the decoder and executor conformance corpora through both
-# executors, packages torch 2.14.1 compiles (the lite-mode zoo, custom ops in default mode, weights in
-# a blob, aliased outputs) through es.cpp built with its CUDA path, the wheel and the CMake example.
+# Under each other supported torch (.venv-torch2.14, .venv-torch2.15): the decoder and executor
+# conformance corpora through both executors, packages that torch compiles (the lite-mode zoo, custom
+# ops in default mode, weights in a blob, aliased outputs) through es.cpp built with its CUDA path, the
+# cross-version matrix and its call layouts, issue 34's table, the runner's extern-output checks, the
+# packages of older releases rewritten by `upgrade --name-defaults`, the wheel and the CMake example.
 # The packaging tests come first: one worker builds the wheel (CMake) while the other builds es.cpp
 # and runs the rest (last, the wheel build kept a worker busy alone for ten minutes).
-TESTS_TORCH214 := tests/packaging tests/decoder_cpp/test_conformance.py tests/abi/test_executor_conformance.py \
-	tests/torch/test_torch_compat.py tests/torch/test_torch_releases.py tests/torch/test_torch_matrix.py tests/aoti/test_lite_zoo.py tests/aoti/test_aoti_crosscheck.py \
-	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_device_rule.py
-test-torch2.14: ## the tests of torch 2.14.1's packages, es.cpp's CUDA path and the 2.14 wheel (in .venv-torch2.14)
-	$(MAKE) setup-torch2.14
-	$(VENV_TORCH214)/bin/python -m pytest -n 2 $(TESTS_TORCH214)
+TESTS_TORCH := tests/packaging tests/decoder_cpp/test_conformance.py tests/abi/test_executor_conformance.py \
+	tests/abi/test_call_layout.py tests/torch/test_torch_compat.py tests/torch/test_torch_releases.py \
+	tests/torch/test_torch_matrix.py tests/aoti/test_lite_zoo.py tests/aoti/test_aoti_crosscheck.py \
+	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_device_rule.py \
+	tests/aoti/test_extern_outputs.py tests/torch/test_name_defaults.py tests/torch/test_issue34_table.py
+test-torch%: ## the tests of torch %'s packages (2.14, 2.15), es.cpp's CUDA path and its wheel (in .venv-torch%)
+	$(MAKE) setup-torch$*
+	.venv-torch$*/bin/python -m pytest -n 2 $(TESTS_TORCH)
 
 # The cross-version matrix's packages (tests/data/matrix/<release>/; docs/torch-compat.md, "The
 # cross-version matrix"): each interpreter of MATRIX_PYTHONS, one per supported torch, compiles them into

@@ -86,6 +86,7 @@ class ExternPackage:
     calls: tuple[WrapperCall, ...]
     input_names: tuple[str, ...]  # wrapper variable of model input i
     output_names: tuple[str, ...]  # wrapper variable of model output i
+    call_lengths: tuple[tuple[int, int, int], ...]  # what each call states: ProxyExecutor's `call_lengths`
 
 
 def _calls(cpp: str) -> Iterator[re.Match[str]]:
@@ -98,6 +99,15 @@ def _calls(cpp: str) -> Iterator[re.Match[str]]:
         if m:
             yield m
         start = cpp.find(_CALL_START, max(end, start + 1))
+
+
+def wrapper_call_lengths(cpp: str) -> tuple[tuple[int, int, int], ...]:
+    """The (node, `num_ints`, `num_tensors`) each proxy-executor call of a wrapper states (dynamic
+    shapes too: the lengths are literals), in wrapper order: the package's evidence of its call
+    layout, which the executors' `call_lengths` decide "auto" from (docs/torch-compat.md, "The call
+    layout"). The C++ twin is cpp/csrc/aoti_package/wrapper_calls.cpp. Plain tuples: reading a
+    package imports nothing of the executors."""
+    return tuple((int(m[1]), int(m[2]), int(m[4])) for m in _calls(cpp))
 
 
 def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCall]:
@@ -119,19 +129,6 @@ def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCa
             raise ExternSpecError(f"{source}: extern call {index}: array lengths disagree with the counts passed")
         calls.append(WrapperCall(int(index), values, names))
     return calls
-
-
-def wrapper_int_counts(cpp: str, source: str = "wrapper.cpp") -> dict[int, int]:
-    """Extern call index -> the `num_ints` its `aoti_torch_proxy_executor_call_function` line passes: how
-    many ints the compiling torch put in that call's array, whatever they are (symbolic ints of dynamic
-    shapes included). ExternSpecError naming `source` when one index is called with two counts."""
-    counts: dict[int, int] = {}
-    for m in _calls(cpp):
-        index, n_ints = int(m.group(1)), int(m.group(2))
-        if counts.setdefault(index, n_ints) != n_ints:
-            raise ExternSpecError(f"{source}: extern call {index} passes {counts[index]} ints in one call and "
-                                  f"{n_ints} in another")
-    return counts
 
 
 def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = None,
@@ -177,6 +174,7 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
         json_text=json_bytes.decode("utf-8"), nodes=nodes,
         calls=tuple(parse_wrapper_calls(cpp, f"{label}!{cpp_name}")),
         input_names=tuple(n for _, n in inputs), output_names=tuple(n for _, n in outputs),
+        call_lengths=wrapper_call_lengths(cpp),
     )
 
 

@@ -73,13 +73,16 @@ SPECS: list[Any] = [
 
 def load(executor: Executor, spec: es.ExternKernelNodes) -> tuple[tuple[int, ...] | None, str | None]:
     """(slot counts, None) as `slot_counts` gives them, or (None, why the executor refused the spec).
-    The node's namespace is allowed: the op policy says whether a node may run, not how it is laid out."""
+    The node's namespace is allowed: the op policy says whether a node may run, not how it is laid out.
+    A torch-written file is laid out as inspect shows it, OMITTED_DEFAULTS_PASSED (torch 2.11 to 2.14's
+    wrappers; "auto" would leave a node whose two layouts differ undecided until a call)."""
     try:
         allow = [f"{split_target(spec.nodes[0].node.target).namespace}::*"]
     except ValueError:
         allow = []
+    layout = "OMITTED_DEFAULTS_PASSED" if spec.schema_version is None else "auto"
     try:
-        return slot_counts(executor(spec, allow_ops=allow), 0), None
+        return slot_counts(executor(spec, allow_ops=allow, call_layout=layout), 0), None
     except es.SpecMismatchError as exc:
         return None, str(exc)
 

@@ -21,7 +21,7 @@ import pytest
 import torch
 
 import externspec as es
-from externspec import aoti
+from externspec import CallLayout, _torch_support, aoti
 from tests.support import aoti_models, zoo
 from tests.support.executors import Executor
 
@@ -118,22 +118,26 @@ def test_torch_file_has_no_version_and_reads_under_the_baseline(package) -> None
 
 
 def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(executor: Executor) -> None:
-    """torch omits kwarg-only defaults from its JSON but passes them in the wrapper's int array
-    (its own runner then fails). Both executors lay a torch-written file out by that rule, decided
-    at load, and read the values from the arrays; a versioned file stays strict."""
+    """torch omits kwarg-only defaults from its JSON; up to 2.14 it passes them in the wrapper's int
+    array (its own runner then fails), from 2.15 it does not. Both executors lay the file out as the
+    wrapper's calls say (docs/torch-compat.md, "The call layout") and read the values from the arrays;
+    a versioned file stays strict."""
     path = aoti_models.compiled_package(aoti_models.KwOnlyFixed)
     package = aoti.read_package(path)
     (node,) = package.nodes.nodes
     assert [i.name for i in node.node.inputs] == ["x", "p"]  # every kwarg-only default omitted
     (call,) = package.calls
-    assert list(call.int_args) == [5, 3, 4]  # ...but the int ones (k, s) are in the array
+    passed = _torch_support.minor_release(torch.__version__) < (2, 15)
+    assert list(call.int_args) == ([5, 3, 4] if passed else [5])  # up to 2.14 the int ones (k, s) too
     x, y = aoti_models.example_inputs()
-    zoo.assert_torchs_runner_fails(path, (x, y), aoti_models.KwOnlyFixed()(x, y))
+    zoo.assert_torchs_runner_as_its_release_does(path, (x, y), aoti_models.KwOnlyFixed()(x, y))
     co = aoti_models.co
-    ex = executor(package.nodes)
+    ex = executor(package.nodes, call_lengths=package.call_lengths)
+    assert ex.call_layout == (CallLayout.OMITTED_DEFAULTS_PASSED if passed else CallLayout.NODE_ARGUMENTS)
     slots = [x, None]
     ex.call_function(0, list(call.int_args), slots)
     assert torch.equal(slots[1], co.kwonly_fixed(x, 5))
+    ex = executor(package.nodes, call_layout="OMITTED_DEFAULTS_PASSED")
     slots = [x, None]
     ex.call_function(0, [5, 7, 9], slots)  # read from the arrays, not re-filled from the schema
     assert torch.equal(slots[1], co.kwonly_fixed(x, 5, k=7, s=9))
@@ -146,7 +150,7 @@ def test_torch_file_omitting_kwarg_only_defaults_runs_with_the_wrapper_arrays(ex
     versioned.call_function(0, [5], slots)
     assert torch.equal(slots[1], co.kwonly_fixed(x, 5))
     with pytest.raises(es.CallError, match="1 input \\+ 0 int-return slots, got 2 tensors and 3 ints"):
-        versioned.call_function(0, list(call.int_args), [x, None])
+        versioned.call_function(0, [5, 3, 4], [x, None])
     # Ours, for the same call: every argument written, arrays consistent.
     b = es.SpecBuilder()
     site = b.add(co.kwonly_fixed, (x, 5))

@@ -156,16 +156,13 @@ def test_the_package_reader_and_the_command_line_find_the_same_spec(tmp_path: Pa
     assert package_found == cli_found
 
 
-def test_wrapper_int_counts_reads_each_calls_num_ints_symbolic_ints_included() -> None:
-    """What `upgrade --name-defaults` decides the call layout from: the count each call declares, which
-    `parse_wrapper_calls` cannot replay when an int is symbolic (a dynamic shape)."""
+def test_wrapper_call_lengths_reads_each_calls_lengths_symbolic_ints_included() -> None:
+    """What the executors' "auto" layout and `upgrade --name-defaults` decide from: the lengths each
+    call declares, which `parse_wrapper_calls` cannot replay when an int is symbolic (a dynamic shape)."""
     call = ("aoti_torch_proxy_executor_call_function(proxy_executor, {i}, {n}, std::array<int64_t, {n}>{{{ints}}}"
             ".data(), 1, std::array<AtenTensorHandle, 1>{{buf{i}}}.data());\n")
     source = call.format(i=0, n=2, ints="1, 1") + call.format(i=1, n=3, ints="8L + s77, 3, 4") + \
         call.format(i=2, n=0, ints="")
-    assert aoti.wrapper_int_counts(source) == {0: 2, 1: 3, 2: 0}
+    assert aoti.wrapper_call_lengths(source) == ((0, 2, 1), (1, 3, 1), (2, 0, 1))
     with pytest.raises(es.ExternSpecError, match="symbolic ints"):
         aoti.parse_wrapper_calls(source)
-    assert aoti.wrapper_int_counts(source + call.format(i=0, n=2, ints="1, 1")) == {0: 2, 1: 3, 2: 0}
-    with pytest.raises(es.ExternSpecError, match=r"^w\.cpp: extern call 0 passes 2 ints in one call and 1 in another$"):
-        aoti.wrapper_int_counts(source + call.format(i=0, n=1, ints="1"), "w.cpp")

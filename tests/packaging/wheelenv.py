@@ -154,7 +154,10 @@ def venv_with_wheel() -> Path:
             site_packages = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
                                  .stdout.strip())
             _link_distribution("torch", site_packages)
-            _run([str(python), "-m", "pip", "install", "-q", str(wheel), TORCH_REQUIREMENT])
+            # The running torch is linked in, so nothing is downloaded; a machine's cap on torch (a pip
+            # constraints file: this one's stops at 2.14.1) would refuse the exact pin of a newer one.
+            _run([str(python), "-m", "pip", "install", "-q", str(wheel), TORCH_REQUIREMENT],
+                 env={**os.environ, "PIP_CONSTRAINT": "/dev/null"})
             done.touch()
     return venv / "bin" / "python"
 

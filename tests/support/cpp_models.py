@@ -89,8 +89,15 @@ class TorchDefectsModel(torch.nn.Module):
 
 class RunnerModel(torch.nn.Module):
     """What a package runner must get right: weights (in the library or in a blob beside it),
-    outputs that alias (one tensor twice, a view of another output), a value check of the model's
-    own, and inputs of two dtypes, one with a bounded dynamic size."""
+    outputs that alias (one tensor twice, a transposed view of another output), a value check of the
+    model's own, and inputs of two dtypes, one with a bounded dynamic size.
+
+    The view has another rank than its base (`y.t().unsqueeze(0)`, not `y.t()`): torch 2.15's
+    AOTAutograd asks whether an output that views another output is a no-op view
+    (`collect_metadata_analysis.py`, `has_same_metadata(o, o._base)`), and comparing `y.t()`'s sizes
+    `(4, n)` with `y`'s `(n, 4)` guards `Eq(n, 4)` on the example batch 4, which specialised the batch
+    to 4 (TORCH_LOGS=dynamic: `eval Eq(s77, 4) [guard added] ... in has_same_metadata`). Sizes of
+    another rank compare unequal without a guard; 2.13 and 2.14 do not ask."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -101,7 +108,7 @@ class RunnerModel(torch.nn.Module):
     def forward(self, x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, ...]:
         torch._check(n.item() >= 3)
         y = x.sin()
-        return y, y, y.t(), x @ self.w + self.b
+        return y, y, y.t().unsqueeze(0), x @ self.w + self.b
 
 
 class CatModel(torch.nn.Module):

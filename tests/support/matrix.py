@@ -273,13 +273,9 @@ def run(package: Path, route: str) -> None:
 
 # Cells that fail, by the error the runner raises (a name in externspec) and why. The tests mark them
 # strict xfail, so the change that makes one pass must remove it here.
-LAYOUT_215 = ("CallError", "torch 2.15's call layout (issue 34: from 2.15 the wrapper no longer passes the "
-              "omitted kwarg-only defaults, addmm's beta/alpha, the custom op's k and s, add's alpha), until "
-              "the executors read it")
 FLOAT_ALPHA = ("ModelError", "torch 2.11 to 2.14 pass int64 add's alpha to the C shim's aoti_torch_cpu_add_Tensor "
                "as a double, which ATen refuses: the model fails in its own code, under every runner")
-KNOWN_FAILING = {("2.15", "default"): LAYOUT_215, ("2.15", "lite"): LAYOUT_215, ("2.15", "int_add_lite"): LAYOUT_215,
-                 **{(r, "int_add_lite"): FLOAT_ALPHA for r in ("2.11", "2.12", "2.13", "2.14")}}
+KNOWN_FAILING = {(r, "int_add_lite"): FLOAT_ALPHA for r in ("2.11", "2.12", "2.13", "2.14")}
 
 RELEASE_NAMES = REPO / "python" / "externspec" / "cpp" / "csrc" / "aoti_runner" / "torch_releases.inc"
 

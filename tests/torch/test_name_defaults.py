@@ -2,8 +2,8 @@
 every runner"): the packages torch 2.11 to 2.14 compiled, whose nodes omit the kwarg-only defaults their
 wrappers pass, rewritten so each node names them, then run by the running torch's own runner (which
 fails the originals) and by both externspec executors, equal to the recorded eager outputs; every other
-member byte for byte the same. The decision is taken from the wrapper's num_ints or the release the
-user states, never guessed."""
+member byte for byte the same. The decision is taken from the wrapper's call lengths, by the rule an
+executor loading the package follows (`LayoutChoice`), or from the release the user states, never guessed."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def test_only_the_extern_kernel_file_changes_and_it_names_the_passed_defaults(wr
     doc = spec(out)
     assert doc["schema_version"] == {"major": es.SCHEMA_VERSION.major, "minor": es.SCHEMA_VERSION.minor}
     assert doc["call_layout"] == es.CallLayout.NODE_ARGUMENTS
-    assert "OMITTED_DEFAULTS_PASSED (the wrapper's num_ints" in doc["producer"], doc["producer"]
+    assert "OMITTED_DEFAULTS_PASSED (decided by the wrapper's call of node " in doc["producer"], doc["producer"]
     named = {(n["node"]["target"], a["name"]): (a["arg"], a["kind"]) for n in doc["nodes"] for a in n["node"]["inputs"]}
     assert named[("aten::addmm", "beta")] == named[("aten::addmm", "alpha")] == ({"as_int": 1}, es.ArgumentKind.KEYWORD)
     assert named[("es_matrix::scale", "k")] == ({"as_int": 3}, es.ArgumentKind.KEYWORD)
@@ -80,7 +80,7 @@ def test_a_torch_215_package_is_stamped_and_its_nodes_left_as_they_are(tmp_path:
     package = matrix.DATA / "2.15" / "lite.pt2"
     doc = spec(rewritten(package, tmp_path))
     assert doc["call_layout"] == es.CallLayout.NODE_ARGUMENTS
-    assert "call layout NODE_ARGUMENTS (the wrapper's num_ints" in doc["producer"], doc["producer"]
+    assert "call layout NODE_ARGUMENTS (decided by the wrapper's call of node " in doc["producer"], doc["producer"]
     assert doc["nodes"] == spec(package)["nodes"]
 
 
@@ -98,7 +98,7 @@ def test_without_the_wrapper_source_the_user_states_the_torch_never_a_guess(tmp_
     bare = without_wrapper_source(package, tmp_path)
     rc, _, stderr = name_defaults(bare, tmp_path / "out.pt2")
     assert rc == 1 and not (tmp_path / "out.pt2").exists()
-    assert "$.nodes[1]: node 1 (aten::addmm) takes 2 ints if the wrapper passed" in stderr, stderr
+    assert "$.nodes[1]: node 1 `" in stderr and "(aten::addmm) takes 2 ints if the wrapper passed" in stderr, stderr
     assert "state the torch that compiled it (--torch RELEASE)" in stderr, stderr
 
     assert name_defaults(bare, tmp_path / "stated.pt2", "--torch", "2.13")[0] == 0
@@ -122,24 +122,28 @@ def with_wrapper_text(package: Path, tmp_path: Path, old: str, new: str) -> Path
     return out
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
+@pytest.mark.parametrize(("old", "new", "messages"), [
     ("proxy_executor, 1, 2,", "proxy_executor, 1, 3,",
-     "$.nodes[1]: node 1 (aten::addmm): the wrapper passes 3 ints, neither the 2 of OMITTED_DEFAULTS_PASSED "
-     "nor the 0 of NODE_ARGUMENTS"),
-    ("proxy_executor, 1, 2,", "proxy_executor, 1, 0,", "the wrapper's calls disagree: node 1 has NODE_ARGUMENTS "
-                                                       "and node 4 has OMITTED_DEFAULTS_PASSED"),
+     ("$.nodes[1]: node 1 `", "(aten::addmm): its call in the package's wrapper passes 4 tensors and 3 ints, which "
+      "match neither of its call layouts (NODE_ARGUMENTS: 4 tensors and 0 ints; OMITTED_DEFAULTS_PASSED: 4 tensors "
+      "and 2 ints)")),
+    ("proxy_executor, 1, 2,", "proxy_executor, 1, 0,",
+     ("$.nodes[4]: node 4 `", "its OMITTED_DEFAULTS_PASSED layout, but this package's calls are laid out "
+      "NODE_ARGUMENTS (decided by the wrapper's call of node 1; ")),
 ])
-def test_wrapper_counts_that_fit_no_layout_are_refused(old: str, new: str, message: str, tmp_path: Path) -> None:
+def test_wrapper_counts_that_fit_no_layout_are_refused(old: str, new: str, messages: tuple[str, str],
+                                                       tmp_path: Path) -> None:
+    """Refused as an executor loading the package refuses it (`LayoutChoice.decide_at_load`)."""
     edited = with_wrapper_text(matrix.DATA / "2.13" / "lite.pt2", tmp_path, old, new)
     rc, _, stderr = name_defaults(edited, tmp_path / "out.pt2")
-    assert rc == 1 and message in stderr, stderr
+    assert rc == 1 and all(m in stderr for m in messages), stderr
     assert not (tmp_path / "out.pt2").exists()
 
 
 def test_a_stated_torch_that_contradicts_the_wrapper_is_refused(tmp_path: Path) -> None:
     rc, _, stderr = name_defaults(matrix.DATA / "2.13" / "lite.pt2", tmp_path / "out.pt2", "--torch", "2.15")
-    assert rc == 1 and "the wrapper's num_ints say OMITTED_DEFAULTS_PASSED, but torch 2.15 writes NODE_ARGUMENTS" \
-        in stderr, stderr
+    assert rc == 1 and "the wrapper's calls say OMITTED_DEFAULTS_PASSED (the wrapper's call of node 1), but torch " \
+        "2.15 writes NODE_ARGUMENTS" in stderr, stderr
 
 
 def test_a_file_externspec_wrote_is_not_rewritten(tmp_path: Path) -> None:

@@ -38,9 +38,14 @@ def test_addmm_without_beta_alpha_reads_them_from_the_int_array(executor: Execut
         slots = [b, x, w, None]
         ex.call_function(0, [beta, alpha], slots)
         torch.testing.assert_close(slots[3], torch.addmm(b, x, w, beta=beta, alpha=alpha))
+    # The first call decided OMITTED_DEFAULTS_PASSED (docs/torch-compat.md, "The call layout"); a call
+    # in the other layout is refused naming both, and with the option that layout is the only one.
+    with pytest.raises(es.CallError, match=r"got 4 tensors and 0 ints, its NODE_ARGUMENTS layout, but this package's "
+                                           r"calls are laid out OMITTED_DEFAULTS_PASSED"):
+        ex.call_function(0, [], [b, x, w, None])
     with pytest.raises(es.CallError, match=r"3 input \+ 1 output tensor slots and 2 input \+ 0 int-return slots, "
                                            "got 4 tensors and 0 ints"):
-        ex.call_function(0, [], [b, x, w, None])
+        executor(_spec(ADDMM), call_layout="OMITTED_DEFAULTS_PASSED").call_function(0, [], [b, x, w, None])
 
 
 def test_versioned_addmm_without_beta_alpha_takes_no_int_slots(executor: Executor) -> None:

@@ -11,12 +11,14 @@ CI runs this file in each torch environment it makes (2.13, 2.14, 2.15; the GPU 
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
+import torch
 
 import externspec as es
-from externspec import _torch_support
+from externspec import CallLayout, _torch_support, aoti
 from tests.support import matrix
 from tests.support.artifacts import read_member, replace_member
 
@@ -87,3 +89,62 @@ def test_a_shim_function_this_torch_lacks_is_refused_at_load(tmp_path: Path) -> 
         assert (f": compiled by a torch other than the releases externspec knows, and this is torch {RELEASE}: its "
                 "model library calls C-shim functions torch") in str(info.value)
         assert "aoti_torch_cpu_grid_sampler_9d (in no torch release externspec knows)" in str(info.value)
+
+
+NO_RECORDS = "ignore:.*the package records no dtype or shape:UserWarning"
+
+
+@pytest.mark.filterwarnings(NO_RECORDS)
+def test_each_package_is_laid_out_as_its_release_wrote_it() -> None:
+    """docs/torch-compat.md, "The call layout": the calls a package's wrapper states decide its layout
+    at load, read by both parsers (the runner's wrapper_calls.cpp, `aoti.wrapper_call_lengths`): torch
+    2.15's packages are NODE_ARGUMENTS, the earlier releases' OMITTED_DEFAULTS_PASSED (the `default` and
+    `lite` cases have nodes whose two layouts differ: addmm's beta and alpha, the custom op's k and s)."""
+    for writer, case, path in matrix.packages():
+        if case not in ("default", "lite"):
+            continue
+        new = matrix.release_key(writer) >= (2, 15)
+        want = CallLayout.NODE_ARGUMENTS if new else CallLayout.OMITTED_DEFAULTS_PASSED
+        assert es.cpp.AOTIRunner(path).call_layout == want, path
+        spec = es.loads(read_member(path, ".wrapper.json"), es.ExternKernelNodes)
+        lengths = aoti.wrapper_call_lengths(read_member(path, ".wrapper.cpp").decode())
+        assert es.ProxyExecutor(spec, call_lengths=lengths).call_layout == want, path
+
+
+def test_a_wrapper_call_matching_no_layout_is_refused_at_load(tmp_path: Path) -> None:
+    """torch 2.13's lite package with its first addmm call edited to pass one int: both parsers and
+    both executors refuse it at load, naming the node and both layouts' lengths."""
+    package = matrix.DATA / "2.13" / "lite.pt2"
+    source = read_member(package, ".wrapper.cpp").decode()
+    call = "aoti_torch_proxy_executor_call_function(proxy_executor, 1, 2, std::array<int64_t, 2>{1, 1}.data()"
+    assert source.count(call) == 1
+    edited = source.replace(call, "aoti_torch_proxy_executor_call_function(proxy_executor, 1, 1, "
+                                  "std::array<int64_t, 1>{1}.data()")
+    patched = replace_member(package, ".wrapper.cpp", edited.encode(), tmp_path / "lite.pt2")
+    message = (r"^node 1 `\w+` \(aten::addmm\): its call in the package's wrapper passes 4 tensors and 1 ints, which "
+               r"match neither of its call layouts \(NODE_ARGUMENTS: 4 tensors and 0 ints; OMITTED_DEFAULTS_PASSED: 4 "
+               r"tensors and 2 ints\)$")
+    with pytest.raises(es.SpecMismatchError, match=message):
+        es.cpp.AOTIRunner(patched)
+    spec = es.loads(read_member(package, ".wrapper.json"), es.ExternKernelNodes)
+    with pytest.raises(es.SpecMismatchError, match=message):
+        es.ProxyExecutor(spec, call_lengths=aoti.wrapper_call_lengths(edited))
+
+
+@pytest.mark.filterwarnings(NO_RECORDS)
+def test_a_package_without_its_wrapper_source_is_decided_by_its_first_call(tmp_path: Path) -> None:
+    """Without `*.wrapper.cpp` the runner loads undecided, and the model's first call of a node whose
+    layouts differ decides: torch 2.15's lite package runs equal to eager."""
+    package = matrix.DATA / "2.15" / "lite.pt2"
+    bare = tmp_path / "lite.pt2"
+    with zipfile.ZipFile(package) as src, zipfile.ZipFile(bare, "w") as dst:
+        for info in src.infolist():
+            if not info.filename.endswith(".wrapper.cpp"):
+                dst.writestr(info, src.read(info.filename))
+    runner = es.cpp.AOTIRunner(bare)
+    assert runner.call_layout is None
+    recorded = torch.load(matrix.eager_path(package))
+    got, want = runner(*recorded["inputs"][0]), recorded["outputs"][0]
+    torch.testing.assert_close(list(got) if isinstance(got, (tuple, list)) else [got],
+                               list(want) if isinstance(want, (tuple, list)) else [want], rtol=1e-4, atol=1e-5)
+    assert runner.call_layout == CallLayout.NODE_ARGUMENTS

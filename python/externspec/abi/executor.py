@@ -11,9 +11,13 @@
 * when the node records the op schema it was exported against (`metadata["externspec.op_schema"]`),
   types and omitted defaults are also compared with it, so a retyped argument or a changed default
   is named with both schemas' views;
-* in a torch-written file (no `schema_version`), a kwarg-only argument the file omits is laid out as
-  its schema default written out, because torch 2.13's wrapper passes that default in the arrays;
-  a versioned (externspec-written) file is strict: an omitted argument takes no slot;
+* a versioned (externspec-written) file is laid out NODE_ARGUMENTS: an omitted argument takes no
+  slot. A torch-written file (no `schema_version`) is laid out as the torch that compiled it did
+  (`call_layout`, docs/torch-compat.md, "The call layout"): torch 2.11 to 2.14 passed an omitted
+  kwarg-only argument's default in the arrays (OMITTED_DEFAULTS_PASSED), 2.15 does not
+  (NODE_ARGUMENTS). "auto" plans both only for the nodes where they differ and decides from the
+  wrapper's calls (`call_lengths`) at load, or else from the first call whose lengths match one of
+  them; the package then keeps that layout;
 * a per-node call plan is precomputed: static values decoded, and for each dynamic argument the
   fixed array offset it reads.
 
@@ -32,10 +36,11 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .._generated.models import ExternKernelNode, ExternKernelNodes, Node
+from .._generated.models import CallLayout, ExternKernelNode, ExternKernelNodes, Node
 from ..errors import CallError, ExternSpecError, SpecMismatchError
 from ..wire import loads, model_or_document
 from . import op_policy, same_argument, torch_types
+from .call_layout import LayoutChoice, call_layout_option, planned_layout
 from .layout import FillKind, NodeLayout, OutKind, _check_guards, _given, _label, _layout
 from .ops import SchemaCache, _op, _torchbind_refusal
 
@@ -87,20 +92,43 @@ class ProxyExecutor:
 
     `device` is the runtime device: every `as_device` argument passes it in place of the serialized
     device, as torch's proxy executor passes its runner's device (docs/torch-compat.md, "The runtime
-    device"); None passes the serialized device."""
+    device"); None passes the serialized device.
+
+    `call_layout` ("auto", "NODE_ARGUMENTS", "OMITTED_DEFAULTS_PASSED" or a `CallLayout`) says where
+    a torch-written file's omitted kwarg-only defaults are; a versioned file is NODE_ARGUMENTS (the
+    other is a SpecMismatchError). `call_lengths`, the (node, num_ints, num_tensors) of each call of
+    the package's wrapper (`aoti.wrapper_call_lengths`), decides "auto" at load and is checked
+    against the plans (a call that matches no layout of its node is a SpecMismatchError)."""
 
     def __init__(self, spec: ExternKernelNodes | str | bytes | os.PathLike[str], allow_ops: Iterable[str] = (), *,
-                 device: torch.device | str | None = None):
+                 device: torch.device | str | None = None, call_layout: CallLayout | str = "auto",
+                 call_lengths: Iterable[tuple[int, int, int]] | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
+        option = call_layout_option(call_layout)
         self.device = None if device is None else torch_types.parse_device(device)
         given, source = model_or_document(spec, ExternKernelNodes)
         spec = given if isinstance(given, ExternKernelNodes) else loads(given, ExternKernelNodes, source=source)
         self.spec = spec
         _check_unique_names(spec)
         cache = SchemaCache()
-        torch_written = spec.schema_version is None
-        self.plans = [_plan_node(i, n, cache, torch_written, allowed, self.device)
-                      for i, n in enumerate(spec.nodes)]
+        choice = LayoutChoice(planned_layout(spec.schema_version, spec.call_layout, option))
+        plan_as = choice.layout or CallLayout.OMITTED_DEFAULTS_PASSED
+        self.plans = [_plan_node(i, n, cache, plan_as, allowed, self.device) for i, n in enumerate(spec.nodes)]
+        if choice.layout is None:  # "auto": the other candidate, only where the two differ
+            for i, plan in enumerate(self.plans):
+                if plan.layout.passed_ints:
+                    other = _plan_node(i, spec.nodes[i], cache, CallLayout.NODE_ARGUMENTS, allowed, self.device)
+                    choice.candidates[i] = {plan_as: plan, CallLayout.NODE_ARGUMENTS: other}
+        if call_lengths is not None:
+            choice.decide_at_load(self.plans, call_lengths)
+        self._choice = choice
+        choice.apply(self.plans)
+
+    @property
+    def call_layout(self) -> CallLayout | None:
+        """The layout of this spec's calls: the option, the versioned file's, or what "auto" decided
+        (None: undecided, or no node where the two differ has been called yet)."""
+        return self._choice.layout
 
     def __len__(self) -> int:
         return len(self.plans)
@@ -117,12 +145,15 @@ class ProxyExecutor:
             if not isinstance(tensor_args, list):
                 raise CallError(f"{plan.label}: tensor_args must be a list (output tensors are stored into it), "
                                 f"got {type(tensor_args).__name__}")
-            layout = plan.layout
-            raise CallError(
-                f"{plan.label}: expected {layout.tensor_inputs} input + {layout.tensor_outputs} output tensor slots "
-                f"and {layout.int_inputs} input + {layout.int_outputs} int-return slots, got {len(tensor_args)} "
-                f"tensors and {len(int_args)} ints"
-            )
+            # A node with two candidate layouts: the call's lengths pick one (or raise naming both).
+            plan = self._choice.resolve(index, len(int_args), len(tensor_args), self.plans)
+            if plan is None:
+                plan = self.plans[index]
+                layout = plan.layout
+                raise CallError(
+                    f"{plan.label}: expected {layout.tensor_inputs} input + {layout.tensor_outputs} output tensor "
+                    f"slots and {layout.int_inputs} input + {layout.int_outputs} int-return slots, got "
+                    f"{len(tensor_args)} tensors and {len(int_args)} ints")
         try:  # free when nothing is raised (3.11 zero-cost exceptions)
             pos = plan.pos[:]
             kwargs = plan.kwargs.copy() if plan.kwargs else None
@@ -259,18 +290,18 @@ def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_
 # Load: validation and planning
 
 
-def _plan_node(index: int, node: ExternKernelNode, cache: SchemaCache, torch_written: bool,
+def _plan_node(index: int, node: ExternKernelNode, cache: SchemaCache, call_layout: CallLayout,
                allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
     """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
     try:
-        return _plan(index, _label(index, node.name, node.node.target), node.node, cache, torch_written, allowed,
-                     device)
+        return _plan(index, _label(index, node.name, node.node.target), node.node, cache,
+                     call_layout == CallLayout.OMITTED_DEFAULTS_PASSED, allowed, device)
     except ExternSpecError as exc:
         exc.node = index
         raise
 
 
-def _plan(index: int, label: str, node: Node, cache: SchemaCache, torch_written: bool,
+def _plan(index: int, label: str, node: Node, cache: SchemaCache, defaults_passed: bool,
           allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
     """The layout, then what a call needs besides: the op policy's verdict, the static values
     decoded, each dynamic argument's place in the op's positional or keyword arguments, and the
@@ -285,7 +316,7 @@ def _plan(index: int, label: str, node: Node, cache: SchemaCache, torch_written:
     exported = cache.export_schema(label, node)
     given = _given(label, node, schema, exported)
     _check_guards(label, qualified, schema, given)
-    layout = _layout(label, node, schema, exported, given, torch_written, device)
+    layout = _layout(label, node, schema, exported, given, defaults_passed, device)
 
     pos: list[Any] = []
     pos_default: list[bool] = []

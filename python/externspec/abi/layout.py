@@ -7,9 +7,10 @@ changed returns is a `SpecMismatchError` naming the node, the argument and both 
 appear in schema order, because the arrays were laid out in that order), against the export-time
 schema when the node records one, and places every argument: a slot range of the int or tensor
 array, a static value decoded at load, or the op's default. In a torch-written file (no
-`schema_version`), a kwarg-only argument the file omits is laid out as its schema default written
-out, because torch 2.13's wrapper passes that default in the arrays. Both executors plan from these
-rules, the exporter fills a call's arrays from them and `externspec inspect` prints them.
+`schema_version`) laid out OMITTED_DEFAULTS_PASSED (`CallLayout`), a kwarg-only argument the file
+omits is laid out as its schema default written out, because torch 2.11 to 2.14's wrappers pass that
+default in the arrays. Both executors plan from these rules, the exporter fills a call's arrays from
+them and `externspec inspect` prints them.
 """
 
 from __future__ import annotations
@@ -99,6 +100,12 @@ class NodeLayout:
     tensor_outputs: int
 
     @property
+    def passed_ints(self) -> int:
+        """The int slots of omitted kwarg-only defaults laid out as passed (OMITTED_DEFAULTS_PASSED):
+        where this is 0 the node's two call layouts are one."""
+        return sum(a.count for a in self.args if not a.given and a.kind == SlotKind.INT)
+
+    @property
     def static(self) -> int:
         """Arguments decoded at load (written static values and defaults)."""
         return sum(a.kind in (SlotKind.STATIC, SlotKind.DEFAULT) for a in self.args)
@@ -115,7 +122,8 @@ def node_layout(node: Node, *, torch_written: bool, index: int = 0, name: str | 
     """How `node` sits in the arrays, by the rules both executors plan by: the op looked up, the
     node checked against its schema (not against the op policy, which decides whether it may run,
     not where its values are). `torch_written`: the node is from a file without `schema_version`,
-    whose omitted kwarg-only arguments torch's wrapper passes. SpecMismatchError (naming node
+    laid out OMITTED_DEFAULTS_PASSED (as torch 2.11 to 2.14's wrappers pass; a 2.15 wrapper's node
+    is `torch_written=False`'s layout, `CallLayout`). SpecMismatchError (naming node
     `index`, `name`) when the executors would refuse the node's layout. Pass one `cache` for the
     nodes of a document, so each op is looked up and read once."""
     label = _label(index, node.name if name is None else name, node.target)
@@ -140,8 +148,9 @@ def schema_layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaF
 
 
 def _layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None,
-            given: dict[str, Argument], torch_written: bool, device: torch.device | None) -> NodeLayout:
-    """The layout of `node`, whose inputs by name are `given` (`_given`)."""
+            given: dict[str, Argument], defaults_passed: bool, device: torch.device | None) -> NodeLayout:
+    """The layout of `node`, whose inputs by name are `given` (`_given`); `defaults_passed`: laid out
+    OMITTED_DEFAULTS_PASSED (an omitted kwarg-only argument as its default written out)."""
     exported_args = exported.by_name if exported is not None else {}
     wrapped = set(filter(None, node.metadata.get(WRAPPED_NUMBERS_KEY, "").split(",")))
     args: list[ArgLayout] = []
@@ -150,7 +159,7 @@ def _layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts |
         arg = given.get(p.name)
         if arg is None:
             _check_omitted(label, p, exported_args.get(p.name))
-            if not (torch_written and p.kwarg_only):
+            if not (defaults_passed and p.kwarg_only):
                 args.append(ArgLayout(p.name, SlotKind.DEFAULT, given=False, arg=None))
                 continue
         written = arg if arg is not None else _passed_default(label, p)
@@ -252,7 +261,7 @@ def _check_omitted(label: str, p: _Param, exported: _Param | None) -> None:
 
 
 def _passed_default(label: str, p: _Param) -> Argument:
-    """The Argument torch 2.13's wrapper passes for kwarg-only `p`, omitted from its file: the schema
+    """The Argument torch 2.11 to 2.14's wrappers pass for kwarg-only `p`, omitted from its file: the schema
     default, laid out in the arrays as a written argument (docs/torch-compat.md, "Omitted kwarg-only
     defaults")."""
     if p.default_arg is None:

@@ -8,16 +8,17 @@ pass only what the node names (NODE_ARGUMENTS). A node that names every argument
 means the same under both, so the rewritten file runs under every torch's runner and every
 externspec executor, and is stamped NODE_ARGUMENTS.
 
-Which layout a torch-written file has is decided from evidence, never guessed: the `num_ints` of
-each call in the package's `*.wrapper.cpp` (`aoti.wrapper_int_counts`), checked node by node
-against the two candidate layouts, or the compiling torch release the user states. A node whose two
+Which layout a torch-written file has is decided from evidence, never guessed: the lengths of each
+call in the package's `*.wrapper.cpp` (`aoti.wrapper_call_lengths`), checked against each node's two
+candidate layouts by the executors' own rule (`call_layout.LayoutChoice`, so `upgrade` and a
+loading executor cannot disagree), or the compiling torch release the user states. A node whose two
 candidates take the same int slots says nothing and needs no rewrite.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable
 
 from .._generated.models import (
     SCHEMA_VERSION,
@@ -28,7 +29,8 @@ from .._generated.models import (
 )
 from ..errors import ExternSpecError, SpecMismatchError
 from . import SlotKind
-from .layout import NodeLayout, node_layout
+from .call_layout import LayoutChoice
+from .layout import NodeLayout, _label, node_layout
 from .ops import SchemaCache
 
 # The call layout of the wrappers of each torch release externspec supports (docs/torch-compat.md).
@@ -52,20 +54,35 @@ def release_layout(release: str) -> CallLayout:
 
 
 @dataclasses.dataclass(frozen=True)
+class _Lengths:
+    """A call's lengths under one layout: what `LayoutChoice` reads of an executor's plan."""
+
+    label: str
+    num_ints: int
+    num_tensors: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Candidates:
     """Node `index` under both call layouts: the int slots its call takes under each, and its inputs
     with the passed defaults named (in schema order, each default a KEYWORD argument as torch's
     serializer writes a kwarg)."""
 
     index: int
-    target: str
+    label: str  # as the executors name the node
     ints_named: int  # NODE_ARGUMENTS: int inputs and int returns of the node as written
     ints_passed: int  # OMITTED_DEFAULTS_PASSED: the same with the omitted kwarg-only defaults
+    tensors: int  # tensor inputs and output slots, the same under both
     named_inputs: tuple[NamedArgument, ...]
 
     @property
     def differs(self) -> bool:
         return self.ints_named != self.ints_passed
+
+    def lengths(self, layout: CallLayout) -> _Lengths:
+        """The call's lengths under `layout`, in the shape `LayoutChoice` reads an executor's plan."""
+        ints = self.ints_passed if layout == CallLayout.OMITTED_DEFAULTS_PASSED else self.ints_named
+        return _Lengths(self.label, ints, self.tensors)
 
 
 def _ints(layout: NodeLayout) -> int:
@@ -88,7 +105,9 @@ def candidates(nodes: ExternKernelNodes) -> list[Candidates]:
                 inputs.append(given[a.name])
             elif a.kind == SlotKind.INT and a.count > 0 and a.arg is not None:
                 inputs.append(NamedArgument(name=a.name, arg=a.arg, kind=ArgumentKind.KEYWORD))
-        out.append(Candidates(i, node.target, _ints(named), _ints(passed), tuple(inputs)))
+        label = _label(i, entry.name, node.target)
+        tensors = passed.tensor_inputs + passed.tensor_outputs
+        out.append(Candidates(i, label, _ints(named), _ints(passed), tensors, tuple(inputs)))
     return out
 
 
@@ -100,42 +119,34 @@ class Decision:
     evidence: str
 
 
-def decide(found: list[Candidates], num_ints: Mapping[int, int] | None, compiled_by: str | None) -> Decision:
-    """The file's call layout: from the wrapper's `num_ints` per call index when the package has
-    its source (every node whose candidates differ must match one of them, all the same one), else
-    from the release the user says compiled it. ExternSpecError naming the node and both candidates
-    where a count matches neither, where nodes disagree, or where no evidence is given but needed."""
+def decide(found: list[Candidates], calls: Iterable[tuple[int, int, int]] | None, compiled_by: str | None) -> Decision:
+    """The file's call layout: from the wrapper's calls, (node, num_ints, num_tensors) each
+    (`aoti.wrapper_call_lengths`), decided as an executor loading the package decides it
+    (`LayoutChoice.decide_at_load`), else from the release the user says compiled it. An
+    ExternSpecError naming the node (and both candidates) where a call matches neither, where calls
+    disagree, where no call decides, or where no evidence is given but needed."""
     differing = [c for c in found if c.differs]
     if not differing:
         return Decision(CallLayout.NODE_ARGUMENTS, "no node omits a kwarg-only default that takes int slots")
-    if num_ints is None:
+    if calls is None:
         if compiled_by is None:
             c = differing[0]
             raise ExternSpecError(
-                f"node {c.index} ({c.target}) takes {c.ints_passed} ints if the wrapper passed the omitted "
-                f"kwarg-only defaults (torch 2.11 to 2.14) and {c.ints_named} if not (torch 2.15), and there "
-                f"is no wrapper source to tell: state the torch that compiled it (--torch RELEASE)", node=c.index)
+                f"{c.label} takes {c.ints_passed} ints if the wrapper passed the omitted kwarg-only defaults "
+                f"(torch 2.11 to 2.14) and {c.ints_named} if not (torch 2.15), and there is no wrapper source to "
+                "tell: state the torch that compiled it (--torch RELEASE)", node=c.index)
         return Decision(release_layout(compiled_by), f"compiled by torch {compiled_by}, as stated")
-    votes: dict[CallLayout, int] = {}
-    for c in differing:
-        if c.index not in num_ints:
-            raise ExternSpecError(f"node {c.index} ({c.target}): the wrapper source has no call of it", node=c.index)
-        n = num_ints[c.index]
-        layout = (CallLayout.OMITTED_DEFAULTS_PASSED if n == c.ints_passed
-                  else CallLayout.NODE_ARGUMENTS if n == c.ints_named else None)
-        if layout is None:
-            raise ExternSpecError(
-                f"node {c.index} ({c.target}): the wrapper passes {n} ints, neither the {c.ints_passed} of "
-                f"OMITTED_DEFAULTS_PASSED nor the {c.ints_named} of NODE_ARGUMENTS", node=c.index)
-        votes.setdefault(layout, c.index)
-    if len(votes) > 1:
-        raise ExternSpecError(
-            "the wrapper's calls disagree: node " + " and node ".join(f"{i} has {v.name}" for v, i in votes.items()))
-    (layout,) = votes
-    if compiled_by is not None and release_layout(compiled_by) != layout:
-        raise ExternSpecError(f"the wrapper's num_ints say {layout.name}, but torch {compiled_by} writes "
-                              f"{release_layout(compiled_by).name}")
-    return Decision(layout, f"the wrapper's num_ints of {len(differing)} calls")
+    choice = LayoutChoice(None)
+    choice.candidates = {c.index: {layout: c.lengths(layout) for layout in CallLayout} for c in differing}
+    choice.decide_at_load([c.lengths(CallLayout.OMITTED_DEFAULTS_PASSED) for c in found], calls)
+    if choice.layout is None:
+        c = differing[0]
+        raise ExternSpecError(f"{c.label}: the wrapper source has no call of it or of any node whose call layouts "
+                              "differ", node=c.index)
+    if compiled_by is not None and release_layout(compiled_by) != choice.layout:
+        raise ExternSpecError(f"the wrapper's calls say {choice.layout.name} ({choice.decided_by}), but torch "
+                              f"{compiled_by} writes {release_layout(compiled_by).name}")
+    return Decision(choice.layout, f"decided by {choice.decided_by}")
 
 
 def name_passed_defaults(nodes: ExternKernelNodes, decision: Decision, found: list[Candidates],
@@ -155,7 +166,7 @@ def name_passed_defaults(nodes: ExternKernelNodes, decision: Decision, found: li
                                     "call_layout": CallLayout.NODE_ARGUMENTS, "producer": note})
 
 
-def rewrite(nodes: ExternKernelNodes, num_ints: Mapping[int, int] | None, compiled_by: str | None,
+def rewrite(nodes: ExternKernelNodes, calls: Iterable[tuple[int, int, int]] | None, compiled_by: str | None,
             producer: str) -> tuple[ExternKernelNodes, Decision]:
     """A torch-written file (no `schema_version`) rewritten to name its passed defaults, with the
     decision it took. ExternSpecError for a file externspec wrote (its nodes name their arguments)."""
@@ -163,5 +174,5 @@ def rewrite(nodes: ExternKernelNodes, num_ints: Mapping[int, int] | None, compil
         raise SpecMismatchError("the file carries schema_version: externspec wrote it, and its nodes already name "
                                 "every argument their arrays carry")
     found = candidates(nodes)
-    decision = decide(found, num_ints, compiled_by)
+    decision = decide(found, calls, compiled_by)
     return name_passed_defaults(nodes, decision, found, producer), decision

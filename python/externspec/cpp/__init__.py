@@ -30,8 +30,9 @@ from torch.export._tree_utils import reorder_kwargs
 from torch.utils import _pytree as pytree
 
 from .._cache import cache_dir as cache_dir
-from .._generated.models import ExternKernelNodes
+from .._generated.models import CallLayout, ExternKernelNodes
 from ..abi import op_policy
+from ..abi.call_layout import call_layout_option
 from ..errors import CallError, DecodeError, VersionError
 from ..wire import dumps, model_or_document
 from .binding import build as build
@@ -50,6 +51,16 @@ def _with_source(exc: DecodeError, source: str | None) -> DecodeError:
     return DecodeError(exc.errors(), source=source, truncated=exc.truncated) if source else exc
 
 
+def _layout_name(option: CallLayout | str) -> str:
+    """The `call_layout` option as the binding takes it (ValueError, as es.ProxyExecutor's, for a bad one)."""
+    layout = call_layout_option(option)
+    return "auto" if layout is None else layout.name
+
+
+def _layout_of(name: str | None) -> CallLayout | None:
+    return None if name is None else CallLayout[name]
+
+
 def package_members(path: str | os.PathLike[str]) -> dict[bytes, tuple[int, int]]:
     """The members of a package as `AOTIRunner` reads its zip directory: `{name inside the top
     folder: (size, CRC-32)}` once every check the runner makes before torch's zip reader opens the
@@ -64,18 +75,23 @@ class ProxyExecutor:
     `custom_objects` maps the names a spec's `as_custom_obj` arguments use to torchbind objects
     (`torch.ScriptObject`); every name a node uses must be given at load. `allow_ops` as for
     `es.ProxyExecutor`: denied ops this spec may use anyway. `device` as for `es.ProxyExecutor`:
-    the runtime device every `as_device` argument passes (None: the serialized one)."""
+    the runtime device every `as_device` argument passes (None: the serialized one). `call_layout`
+    and `call_lengths` as for `es.ProxyExecutor`: where a torch-written file's omitted kwarg-only
+    defaults are, and the wrapper's calls that decide it at load."""
 
     def __init__(self, spec: ExternKernelNodes | str | bytes | os.PathLike[str],
                  custom_objects: dict[str, Any] | None = None, allow_ops: Iterable[str] = (), *,
-                 device: torch.device | str | None = None):
+                 device: torch.device | str | None = None, call_layout: CallLayout | str = "auto",
+                 call_lengths: Iterable[tuple[int, int, int]] | None = None):
         allowed = op_policy.check_allow_ops(allow_ops)
         if device is not None and not isinstance(device, (str, torch.device)):
             raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
+        layout = _layout_name(call_layout)
+        lengths = None if call_lengths is None else [tuple(c) for c in call_lengths]
         text, source = _spec_json(spec)
         try:
             self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}), list(allowed),
-                                                   None if device is None else str(device))
+                                                   None if device is None else str(device), layout, lengths)
         except DecodeError as exc:
             raise _with_source(exc, source) from None
         except VersionError as exc:
@@ -83,6 +99,11 @@ class ProxyExecutor:
 
     def __len__(self) -> int:
         return len(self._impl)
+
+    @property
+    def call_layout(self) -> CallLayout | None:
+        """As `es.ProxyExecutor.call_layout`: the layout of this spec's calls (None: undecided)."""
+        return _layout_of(self._impl.call_layout)
 
     def call_function(self, index: int, int_args: Sequence[int], tensor_args: list[Any]) -> None:
         """Run node `index`; store its output tensors into their slots of `tensor_args`."""
@@ -119,13 +140,18 @@ class AOTIRunner:
       unpickle them with torch's loader, as torch's `aoti_load_package` does. Off by default:
       unpickling runs code of the objects' classes (SECURITY.md); without it a package whose
       extern calls use objects not given in `custom_objects` raises `PackageError` naming this
-      option, before anything is unpickled."""
+      option, before anything is unpickled.
+    * `call_layout`: where the extern-kernel file's omitted kwarg-only defaults are, as for
+      `es.ProxyExecutor`; "auto" decides from the calls the package's `*.wrapper.cpp` states, at load
+      (a call that matches no layout of its node raises `SpecMismatchError` naming it), and in a
+      package without one at the first call that decides it (docs/torch-compat.md, "The call layout")."""
 
     def __init__(self, package_path: str | os.PathLike[str], *, model_name: str = "model",
                  custom_objects: dict[str, Any] | None = None, device: str = "cpu",
                  max_extracted_bytes: int = 0, max_source_bytes: int = 64 << 20,
                  require_input_records: bool = False, num_models: int = 1,
-                 op_libraries: Iterable[str | os.PathLike[str]] = (), load_custom_objects: bool = False):
+                 op_libraries: Iterable[str | os.PathLike[str]] = (), load_custom_objects: bool = False,
+                 call_layout: CallLayout | str = "auto"):
         if isinstance(num_models, bool) or not isinstance(num_models, int) or num_models < 1:
             raise ValueError(f"num_models must be an int of at least 1, got {num_models!r}")
         if isinstance(op_libraries, (str, bytes, os.PathLike)):
@@ -134,7 +160,8 @@ class AOTIRunner:
         self._path = os.fspath(package_path)
         self._impl: Any = extension().AOTIRunner(self._path, model_name, device, dict(custom_objects or {}),
                                             max_extracted_bytes, max_source_bytes, require_input_records,
-                                            num_models, libraries, bool(load_custom_objects))
+                                            num_models, libraries, bool(load_custom_objects),
+                                            _layout_name(call_layout))
         self._in_spec = pytree.treespec_loads(self._runner.in_spec)
         self._out_spec = pytree.treespec_loads(self._runner.out_spec)
 
@@ -152,6 +179,11 @@ class AOTIRunner:
     def num_models(self) -> int:
         """How many calls may run at once (the model instances of torch's container)."""
         return int(self._runner.num_models)
+
+    @property
+    def call_layout(self) -> CallLayout | None:
+        """The layout of the package's extern calls (None: undecided; `es.ProxyExecutor.call_layout`)."""
+        return _layout_of(self._runner.call_layout)
 
     @property
     def device(self) -> torch.device:

@@ -108,7 +108,7 @@ def main(version: str) -> None:
     nodes = es.loads(extern, es.ExternKernelNodes)
     # As `externspec upgrade --name-defaults` writes it (schema 1.2 on): stamped, with its call layout
     # decided from the wrapper's num_ints and the producer.
-    stamped, _ = rewrite(nodes, aoti.wrapper_int_counts(source), None, producer())
+    stamped, _ = rewrite(nodes, aoti.wrapper_call_lengths(source), None, producer())
     es.dump(stamped, out / "extern_nodes_externspec.json")
     index.append({"path": "extern_nodes_externspec.json", "type": "ExternKernelNodes",
                   "writer": f"externspec schema {version}"})

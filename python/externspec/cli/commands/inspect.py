@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 import externspec as es
 from externspec._modelbase import Union as UnionModel
+from externspec.abi.call_layout import planned_layout
 
 from . import _documents as docs
 from . import _ops
@@ -108,9 +109,12 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
     argument values as their wire JSON (`value`) and as the table shows them (`text`), slots as
     `{"kind", "count"}` from the executors' own layout (`abi.layout.node_layout`; None where the
     executors refuse the node, `slots_refused` saying why)."""
-    # Only an extern-kernel file without schema_version is torch-written: its wrapper passes
-    # omitted kwarg-only defaults in the arrays (docs/torch-compat.md).
-    torch_written = isinstance(model, es.ExternKernelNodes) and model.schema_version is None
+    # Laid out as the executors plan it (`planned_layout`, docs/torch-compat.md "The call layout"): the
+    # layout the file states, NODE_ARGUMENTS for a versioned one stating none, and a torch-written
+    # file's candidate that passes the omitted kwarg-only defaults (the wrapper, not the file, says
+    # which one its calls use).
+    torch_written = isinstance(model, es.ExternKernelNodes) and planned_layout(
+        model.schema_version, model.call_layout, None) in (None, es.CallLayout.OMITTED_DEFAULTS_PASSED)
     cache = _schema_cache() if slots else None
     nodes = []
     for index, (name, node) in enumerate(_nodes(model) or []):

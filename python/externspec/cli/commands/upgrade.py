@@ -162,7 +162,7 @@ def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType,
         model = wire.loads(data, type_, source=label)
         policy = version.policy_for(type_)
         if args.name_defaults and _torch_written(model, data):
-            model = _named(model, _wrapper_int_counts(path, archive, info.filename), args.compiled_by, label)
+            model = _named(model, _wrapper_calls(path, archive, info.filename), args.compiled_by, label)
             rewritten[info.filename] = (wire.dumps(model).encode(), f"{model.call_layout.name}: {model.producer}")
         elif policy.needs_upgrade(policy.raw_version(json.loads(data)), label):
             v = getattr(model, "schema_version", None)
@@ -178,7 +178,7 @@ def _torch_written(model: object, data: bytes | str) -> bool:
     return type(model).__name__ == ExternKernelNodes.__name__ and "schema_version" not in json.loads(data)
 
 
-def _named(model: Any, num_ints: dict[int, int] | None, compiled_by: str | None, label: str) -> Any:
+def _named(model: Any, calls: tuple[tuple[int, int, int], ...] | None, compiled_by: str | None, label: str) -> Any:
     """`model` with its passed defaults named (abi/name_defaults.py); errors name `label`."""
     from ...abi.exporter import producer
     from ...abi.name_defaults import rewrite
@@ -186,14 +186,14 @@ def _named(model: Any, num_ints: dict[int, int] | None, compiled_by: str | None,
     from . import _documents as docs
 
     try:
-        return rewrite(model, num_ints, compiled_by, producer())[0]
+        return rewrite(model, calls, compiled_by, producer())[0]
     except ExternSpecError as e:
         raise docs.InputError(label, str(e), path="$" if e.node is None else f"$.nodes[{e.node}]") from None
 
 
-def _wrapper_int_counts(path: str, archive: zipfile.ZipFile, member: str) -> dict[int, int] | None:
-    """The num_ints of each call in the wrapper source beside extern-kernel file `member`, read
-    bounded as `aoti.read_package` reads it; None when the archive has no such member."""
+def _wrapper_calls(path: str, archive: zipfile.ZipFile, member: str) -> tuple[tuple[int, int, int], ...] | None:
+    """The (node, num_ints, num_tensors) of each call in the wrapper source beside extern-kernel file
+    `member`, read bounded as `aoti.read_package` reads it; None when the archive has no such member."""
     from ... import aoti
     from ...errors import PackageError
     from . import _documents as docs
@@ -205,7 +205,7 @@ def _wrapper_int_counts(path: str, archive: zipfile.ZipFile, member: str) -> dic
     label = f"{path}:{name}"
     try:
         cpp = aoti.read_member(archive, infos[0], aoti.MAX_SOURCE_BYTES, label, limit_name="max_source_bytes")
-        return aoti.wrapper_int_counts(cpp.decode("utf-8"), label)
+        return aoti.wrapper_call_lengths(cpp.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise docs.InputError(label, f"not UTF-8 at byte {e.start}") from None
     except PackageError as e:

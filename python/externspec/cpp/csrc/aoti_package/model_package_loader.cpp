@@ -7,6 +7,7 @@
 
 #include "aoti_package/custom_objects.h"
 #include "aoti_package/string_object.h"
+#include "aoti_package/wrapper_calls.h"
 
 namespace externspec::detail {
 namespace {
@@ -34,13 +35,18 @@ CustomObjects custom_objects(Package& package, const AOTIRunnerOptions& options)
 }
 
 // The extern-kernel file (within the decoder's byte limit) planned for `device`, which replaces
-// every serialized `as_device` (torch's proxy executor does so too). A model without one makes no
-// extern calls.
+// every serialized `as_device` (torch's proxy executor does so too), in the call layout of the
+// option, else of the calls the wrapper source states (none: "auto" decides at the calls). A model
+// without one makes no extern calls.
 std::unique_ptr<ProxyExecutor> plan_spec(Package& package, const ModelMembers& members, CustomObjects objects,
-                                         const c10::Device& device) {
+                                         const c10::Device& device, const AOTIRunnerOptions& options,
+                                         const std::optional<MemberText>& source) {
   std::string spec = members.spec ? package.read(*members.spec, MAX_JSON_BYTES) : R"({"nodes": []})";
+  std::optional<std::vector<CallLengths>> calls;
+  if (source) calls = wrapper_call_lengths(source->text);
   try {
-    return std::make_unique<ProxyExecutor>(spec, std::move(objects), std::vector<std::string>{}, device);
+    return std::make_unique<ProxyExecutor>(spec, std::move(objects), std::vector<std::string>{}, device,
+                                           options.call_layout, calls);
   } catch (const DecodeError& e) {
     throw DecodeError(e.errors(), e.truncated(), package.label(*members.spec));
   }
@@ -113,11 +119,11 @@ std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIR
   const ModelMembers members = package.model(options.model_name);
   const std::string label = package.label(members.library);
   // Everything small is read and checked before the private directory is made and written to.
-  auto executor = plan_spec(package, members, custom_objects(package, options), device);
-  std::string metadata = read_metadata(package, members, label, device);
   std::optional<MemberText> source;
   if (members.source)
     source = MemberText{package.label(*members.source), package.read(*members.source, options.max_source_bytes)};
+  auto executor = plan_spec(package, members, custom_objects(package, options), device, options, source);
+  std::string metadata = read_metadata(package, members, label, device);
   check_extracted_size(package, members_to_extract(members, device), options);
   auto loaded = std::make_unique<LoadedPackage>();
   loaded->label = label;

@@ -363,7 +363,7 @@ std::unordered_set<std::string> wrapped_numbers(const Node& node) {
 // the returns. `inputs` is what `given` returns.
 void layout(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
             const std::optional<c10::FunctionSchema>& exported, const std::vector<const Argument*>& inputs,
-            bool torch_written, NodePlan& plan, const CustomObjects& objects,
+            bool defaults_passed, NodePlan& plan, const CustomObjects& objects,
             const std::optional<c10::Device>& device) {
   const ExportedArgs exported_arg(exported);
   const auto wrapped = wrapped_numbers(node);
@@ -377,7 +377,7 @@ void layout(const std::string& label, const Node& node, const c10::FunctionSchem
     std::optional<Argument> passed;
     if (arg == nullptr) {
       check_omitted(label, p, at, exported_arg(p.name()));
-      if (torch_written && p.kwarg_only()) passed = passed_default(p, at);
+      if (defaults_passed && p.kwarg_only()) passed = passed_default(p, at);
       if (!passed) {
         plan.stack.push_back(*p.default_value());
         continue;
@@ -385,8 +385,10 @@ void layout(const std::string& label, const Node& node, const c10::FunctionSchem
       arg = &*passed;
     }
     check_member(label, p, at, *arg, exported_arg(p.name()));
+    const std::uint32_t ints_before = n.ints;
     plan.stack.push_back(place(label, p, at, *arg, static_cast<std::uint32_t>(i), wrapped.count(p.name()) > 0, n,
                                plan, objects, device));
+    if (passed) plan.passed_default_ints += n.ints - ints_before;
   }
   plan.num_input_tensors = n.tensors;
   plan.num_input_ints = n.ints;
@@ -401,7 +403,7 @@ void layout(const std::string& label, const Node& node, const c10::FunctionSchem
 // (ops.cpp), the op policy's verdict (op_policy.cpp), the export-time schema, the given inputs, the
 // guards, then the layout.
 NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects,
-                   bool torch_written, const std::vector<std::string>& allow_ops,
+                   bool defaults_passed, const std::vector<std::string>& allow_ops,
                    const std::optional<c10::Device>& device) {
   const Node& node = ekn.node;
   std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
@@ -419,7 +421,7 @@ NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomO
   const std::vector<const Argument*> inputs = given(label, node, schema, ExportedArgs(exported), torchbind);
   if (!torchbind) check_guards(label, qualified, schema.arguments(), inputs);
   if (!torchbind) plan.checks = plan_checks(label, qualified, schema);
-  layout(label, node, schema, exported, inputs, torch_written, plan, objects, device);
+  layout(label, node, schema, exported, inputs, defaults_passed, plan, objects, device);
   return plan;
 }
 

@@ -13,9 +13,10 @@
 
 namespace externspec {
 
-// The plan of node `index`. Throws SpecMismatchError (and UnsupportedError's kin) about the node.
+// The plan of node `index`; `defaults_passed`: laid out OMITTED_DEFAULTS_PASSED (an omitted kwarg-only
+// argument as its default written out). Throws SpecMismatchError (and UnsupportedError's kin) about the node.
 NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects,
-                   bool torch_written, const std::vector<std::string>& allow_ops,
+                   bool defaults_passed, const std::vector<std::string>& allow_ops,
                    const std::optional<c10::Device>& device);
 
 }  // namespace externspec

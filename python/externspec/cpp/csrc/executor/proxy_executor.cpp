@@ -13,6 +13,7 @@
 
 #include <externspec/torch/errors.h>
 
+#include "executor/call_layout.h"
 #include "executor/layout.h"
 #include "executor/op_policy.h"
 
@@ -192,7 +193,8 @@ thread_local CallStack::Scratch CallStack::scratch;
 }  // namespace
 
 ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects, std::vector<std::string> allow_ops,
-                             std::optional<c10::Device> device)
+                             std::optional<c10::Device> device, std::optional<CallLayout> call_layout,
+                             const std::optional<std::vector<CallLengths>>& call_lengths)
     : custom_objects_(std::move(custom_objects)), device_(device) {
   for (const auto& entry : allow_ops)
     if (!is_allow_pattern(entry))
@@ -211,16 +213,40 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
       throw e;
     }
   }
-  plans_.reserve(spec.nodes.size());
-  bool torch_written = !spec.schema_version.has_value();
-  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+  const std::optional<CallLayout> layout =
+      planned_layout(spec.schema_version.has_value(), spec.call_layout, call_layout);
+  choice_ = std::make_unique<LayoutChoice>(layout);
+  auto plan = [&](std::size_t i, CallLayout as) {
     try {
-      plans_.push_back(plan_node(i, spec.nodes[i], custom_objects_, torch_written, allow_ops, device_));
+      return plan_node(i, spec.nodes[i], custom_objects_, as == CallLayout::OMITTED_DEFAULTS_PASSED, allow_ops, device_);
     } catch (NodeError& e) {  // the errors of planning node i are about node i
       e.node = i;
       throw;
     }
-  }
+  };
+  const CallLayout plan_as = layout.value_or(CallLayout::OMITTED_DEFAULTS_PASSED);
+  plans_.reserve(spec.nodes.size());
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) plans_.push_back(plan(i, plan_as));
+  if (!layout)  // "auto": the other candidate, only where the two differ
+    for (std::size_t i = 0; i < plans_.size(); ++i)
+      if (plans_[i].passed_default_ints > 0) choice_->add(i, plan(i, CallLayout::NODE_ARGUMENTS), plans_[i]);
+  if (call_lengths) choice_->decide_at_load(plans_, *call_lengths);
+  choice_->apply(plans_);
+}
+
+ProxyExecutor::~ProxyExecutor() = default;
+
+std::optional<CallLayout> ProxyExecutor::call_layout() const { return choice_->layout(); }
+
+const NodePlan& ProxyExecutor::plan_for_call(int index, std::int64_t num_ints, std::int64_t num_tensors) const {
+  if (index < 0 || static_cast<std::size_t>(index) >= plans_.size())
+    throw CallError("extern node index " + std::to_string(index) + " out of range: the spec has " +
+                    std::to_string(plans_.size()) + " nodes");
+  const NodePlan& plan = plans_[static_cast<std::size_t>(index)];
+  if (C10_LIKELY(num_ints == plan.num_ints && num_tensors == plan.num_tensors)) return plan;
+  if (const NodePlan* chosen = choice_->resolve(static_cast<std::size_t>(index), num_ints, num_tensors)) return *chosen;
+  check_lengths(plan, num_ints, num_tensors);  // throws
+  return plan;
 }
 
 void ProxyExecutor::check_lengths(const NodePlan& plan, std::int64_t num_ints, std::int64_t num_tensors) {
@@ -250,11 +276,7 @@ void ProxyExecutor::call_function(int extern_node_index, int num_ints, int64_t* 
 }
 
 void ProxyExecutor::run(int index, int num_ints, const int64_t* ints, int num_tensors, AtenTensorHandle* tensors) const {
-  if (index < 0 || static_cast<std::size_t>(index) >= plans_.size())
-    throw CallError("extern node index " + std::to_string(index) + " out of range: the spec has " +
-                    std::to_string(plans_.size()) + " nodes");
-  const NodePlan& plan = plans_[static_cast<std::size_t>(index)];
-  check_lengths(plan, num_ints, num_tensors);
+  const NodePlan& plan = plan_for_call(index, num_ints, num_tensors);
   if ((num_ints > 0 && ints == nullptr) || (num_tensors > 0 && tensors == nullptr))
     throw CallError(plan.label + ": null " + (num_ints > 0 && ints == nullptr ? "int" : "tensor") + " array");
 

@@ -18,6 +18,7 @@
 #include <variant>
 #include <string_view>
 #include <stdexcept>
+#include <tuple>
 
 #include <externspec/torch/aoti_runner.h>
 #include <externspec/torch/errors.h>
@@ -118,14 +119,14 @@ void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py:
   if (overflow || i < 0 || static_cast<std::size_t>(i) >= ex.size())
     throw CallError("extern node index " + std::string(py::repr(index)) + " out of range: the spec has " +
                     std::to_string(ex.size()) + " nodes");
-  const auto& plan = ex.plan(static_cast<std::size_t>(i));
   if (!PyList_Check(tensor_arg.ptr()))
-    throw CallError(plan.label + ": tensor_args must be a list (output tensors are stored into it), got " +
+    throw CallError(ex.plan(static_cast<std::size_t>(i)).label + ": tensor_args must be a list (output tensors are stored into it), got " +
                     type_name(tensor_arg));
   auto tensor_args = py::reinterpret_borrow<py::list>(tensor_arg);
   py::sequence int_seq = py::reinterpret_borrow<py::sequence>(int_args);
   std::size_t n = tensor_args.size();
-  ProxyExecutor::check_lengths(plan, static_cast<std::int64_t>(int_seq.size()), static_cast<std::int64_t>(n));
+  const auto& plan = ex.plan_for_call(static_cast<int>(i), static_cast<std::int64_t>(int_seq.size()),
+                                      static_cast<std::int64_t>(n));
   std::vector<int64_t> ints(int_seq.size());
   for (std::size_t k = 0; k < ints.size(); ++k) ints[k] = int_slot(plan, int_seq[k], k);
   // Input slots must hold tensors; output slots are overwritten, whatever they hold.
@@ -147,6 +148,19 @@ void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py:
   // Output slots follow the inputs: store what the executor wrote into them.
   for (std::size_t k = static_cast<std::size_t>(plan.num_input_tensors); k < n; ++k)
     if (slots[k].defined()) tensor_args[k] = py::reinterpret_steal<py::object>(THPVariable_Wrap(slots[k]));
+}
+
+// The `call_layout` option by name, as es.ProxyExecutor's `call_layout_option` passes it: "auto" is unset.
+std::optional<externspec::CallLayout> call_layout_of(const std::string& name) {
+  if (name == "auto") return std::nullopt;
+  if (auto layout = externspec::enum_from_string<externspec::CallLayout>(name)) return layout;
+  throw std::invalid_argument("call_layout must be \"auto\", \"NODE_ARGUMENTS\" or \"OMITTED_DEFAULTS_PASSED\", got '" +
+                              name + "'");
+}
+
+py::object call_layout_name(std::optional<externspec::CallLayout> layout) {
+  if (!layout) return py::none();
+  return py::str(std::string(externspec::to_string(*layout)));
 }
 
 // The model's inputs from a list or tuple (or any sequence), read without copying the sequence.
@@ -338,16 +352,24 @@ void bind_errors(py::module_& m) {
 void bind_proxy_executor(py::module_& m) {
   py::class_<ProxyExecutor>(m, "ProxyExecutor")
       .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops,
-                       const std::optional<std::string>& device) {
+                       const std::optional<std::string>& device, const std::string& call_layout,
+                       const std::optional<std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>>& lengths) {
              auto objs = custom_objects_of(objects);
              std::optional<c10::Device> runtime;
              if (device) runtime = externspec::parse_device(*device);
+             std::optional<std::vector<externspec::CallLengths>> calls;
+             if (lengths) {
+               calls.emplace();
+               for (const auto& [index, ints, tensors] : *lengths) calls->push_back({index, ints, tensors});
+             }
+             auto layout = call_layout_of(call_layout);
              py::gil_scoped_release release;
-             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops), runtime);
+             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops), runtime, layout, calls);
            }),
            py::arg("json"), py::arg("custom_objects") = py::dict(), py::arg("allow_ops") = std::vector<std::string>{},
-           py::arg("device") = py::none())
+           py::arg("device") = py::none(), py::arg("call_layout") = "auto", py::arg("call_lengths") = py::none())
       .def("__len__", &ProxyExecutor::size)
+      .def_property_readonly("call_layout", [](const ProxyExecutor& ex) { return call_layout_name(ex.call_layout()); })
       .def("call_function", &call_function, py::arg("index"), py::arg("int_args"), py::arg("tensor_args"))
       .def("num_slots", [](const ProxyExecutor& ex, std::size_t index) {
         const auto& p = ex.plan(index);
@@ -376,7 +398,8 @@ std::unique_ptr<AOTIRunner> load_runner(const std::string& package_path, const s
                                         const std::string& device, const py::dict& objects,
                                         std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes,
                                         bool require_input_records, std::size_t num_models,
-                                        std::vector<std::string> op_libraries, bool load_custom_objects) {
+                                        std::vector<std::string> op_libraries, bool load_custom_objects,
+                                        const std::string& call_layout) {
   externspec::AOTIRunnerOptions options;
   options.model_name = model_name;
   options.device = device;
@@ -387,6 +410,7 @@ std::unique_ptr<AOTIRunner> load_runner(const std::string& package_path, const s
   options.num_models = num_models;
   options.op_libraries = std::move(op_libraries);
   options.load_custom_objects = load_custom_objects;
+  options.call_layout = call_layout_of(call_layout);
   LoadWarnings warnings;  // the load's TORCH_WARNs become Python warnings
   std::unique_ptr<AOTIRunner> runner;
   try {
@@ -406,7 +430,7 @@ void bind_aoti_runner(py::module_& m) {
       .def(py::init(&load_runner),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
            py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"),
-           py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"))
+           py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"), py::arg("call_layout"))
       .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, 0); })
       .def("run_flat", &run_flat, py::arg("inputs"), py::arg("stream") = 0)
       .def_property_readonly("device", [](const AOTIRunner& r) { return r.device().str(); })
@@ -416,7 +440,8 @@ void bind_aoti_runner(py::module_& m) {
       .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
       .def_property_readonly("in_spec", [](const AOTIRunner& r) { return text(r.in_spec()); })
       .def_property_readonly("out_spec", [](const AOTIRunner& r) { return text(r.out_spec()); })
-      .def_property_readonly("metadata", [](const AOTIRunner& r) { return text(r.metadata()); });
+      .def_property_readonly("metadata", [](const AOTIRunner& r) { return text(r.metadata()); })
+      .def_property_readonly("call_layout", [](const AOTIRunner& r) { return call_layout_name(r.executor().call_layout()); });
 }
 
 }  // namespace

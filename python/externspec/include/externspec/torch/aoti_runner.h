@@ -78,6 +78,10 @@ struct AOTIRunnerOptions {
   // `*.wrapper.cpp`, which a model does not need to run): false warns at load (TORCH_WARN, a
   // Python warning) and runs with the checks that need no record; true refuses it (PackageError).
   bool require_input_records = false;
+  // Where the extern-kernel file's omitted kwarg-only defaults are (ProxyExecutor's `call_layout`):
+  // unset ("auto") decides from the calls the `*.wrapper.cpp` states, at load (a call that matches no
+  // layout of its node is a SpecMismatchError naming it), or without one at the first deciding call.
+  std::optional<CallLayout> call_layout;
 };
 
 // What the package records about one input; each field is unset when the package does not say.

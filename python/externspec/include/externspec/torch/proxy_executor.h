@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,13 @@ namespace externspec {
 
 // Torchbind objects the spec may name (`as_custom_obj.name` -> object).
 using CustomObjects = std::unordered_map<std::string, c10::IValue>;
+
+// One call of a generated wrapper as its `aoti_torch_proxy_executor_call_function` line states it.
+struct CallLengths {
+  std::int64_t index, num_ints, num_tensors;
+};
+
+class LayoutChoice;  // cpp/csrc/executor/call_layout.h
 
 // What one dynamic argument reads from the arrays.
 enum class FillKind : std::uint8_t {
@@ -91,6 +99,9 @@ struct NodePlan {
   std::vector<ArgCheck> checks;  // the op policy's checks of the call's ints (most ops have none)
   std::size_t num_returns = 0;
   std::int64_t num_ints = 0, num_tensors = 0, num_input_ints = 0, num_input_tensors = 0;
+  // The int slots of omitted kwarg-only defaults laid out as passed (OMITTED_DEFAULTS_PASSED): where
+  // this is 0 the node's two call layouts are one.
+  std::int64_t passed_default_ints = 0;
 };
 
 class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
@@ -100,8 +111,17 @@ class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
   // `ns::name.overload` or `ns::*`; std::invalid_argument for another form). `device` is the
   // runtime device: every `as_device` argument passes it in place of the serialized device (as
   // torch's proxy executor does with its runner's device); unset, the serialized device is passed.
+  // `call_layout` says where a torch-written file's omitted kwarg-only defaults are (unset: "auto",
+  // decided from the calls); a versioned file is NODE_ARGUMENTS (the other is a SpecMismatchError).
+  // `call_lengths`, each call of the package's wrapper (`wrapper_call_lengths`), decides "auto" at
+  // load and is checked against the plans (a call matching no layout of its node: SpecMismatchError).
   explicit ProxyExecutor(std::string_view json, CustomObjects custom_objects = {},
-                         std::vector<std::string> allow_ops = {}, std::optional<c10::Device> device = std::nullopt);
+                         std::vector<std::string> allow_ops = {}, std::optional<c10::Device> device = std::nullopt,
+                         std::optional<CallLayout> call_layout = std::nullopt,
+                         const std::optional<std::vector<CallLengths>>& call_lengths = std::nullopt);
+  ~ProxyExecutor() override;
+  ProxyExecutor(const ProxyExecutor&) = delete;
+  ProxyExecutor& operator=(const ProxyExecutor&) = delete;
 
   // The AOTInductor entry point. Throws (CallError for arrays that do not match the plan); the
   // exception is also kept per thread (take_last_error) because AOTInductor's C boundary turns it
@@ -118,6 +138,14 @@ class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
   std::size_t size() const { return plans_.size(); }
   const std::optional<c10::Device>& device() const { return device_; }
   const NodePlan& plan(std::size_t index) const { return plans_.at(index); }
+  // The layout of this spec's calls: the option, a versioned file's, or what "auto" decided (unset:
+  // undecided, or no node whose two layouts differ has been called yet).
+  std::optional<CallLayout> call_layout() const;
+
+  // The plan a call of node `index` with these array lengths runs by: CallError for an index out of
+  // range or lengths that match no layout of the node (the first call that matches one of a node's
+  // two candidates decides the spec's layout, under "auto").
+  const NodePlan& plan_for_call(int index, std::int64_t num_ints, std::int64_t num_tensors) const;
 
   // CallError unless the array lengths are the plan's.
   static void check_lengths(const NodePlan& plan, std::int64_t num_ints, std::int64_t num_tensors);
@@ -131,6 +159,7 @@ class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
   CustomObjects custom_objects_;
   std::optional<c10::Device> device_;
   std::vector<NodePlan> plans_;
+  std::unique_ptr<LayoutChoice> choice_;
 };
 
 }  // namespace externspec
