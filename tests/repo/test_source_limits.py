@@ -31,10 +31,6 @@ ALLOWED = {
     "python/externspec/cpp/csrc/aoti_runner/input_checks.cpp::AOTIRunner::check_inputs":
         "the call hot path: it runs before every forward, its passing path with no allocation and no call "
         "out of the loop over the inputs",
-    # A load-time function in a folder another change was splitting when this test landed; the lead
-    # decides whether it is split into named steps or stays listed here.
-    "python/externspec/cpp/csrc/aoti_package/zip_reader.cpp::central_directory":
-        "the ZIP central directory's checks in the order of its fields (aoti_package/)",
 }
 
 
