@@ -31,12 +31,6 @@ ALLOWED = {
     "python/externspec/cpp/csrc/aoti_runner/input_checks.cpp::AOTIRunner::check_inputs":
         "the call hot path: it runs before every forward, its passing path with no allocation and no call "
         "out of the loop over the inputs",
-    # Load-time functions in folders another change was splitting when this test landed; the lead
-    # decides whether they are split into named steps or stay listed here.
-    "python/externspec/cpp/csrc/aoti_package/wrapper_inputs.cpp::line":
-        "the reader of one line of the wrapper source, one branch per statement form it records (aoti_package/)",
-    "python/externspec/cpp/csrc/aoti_package/zip_reader.cpp::central_directory":
-        "the ZIP central directory's checks in the order of its fields (aoti_package/)",
 }
 
 

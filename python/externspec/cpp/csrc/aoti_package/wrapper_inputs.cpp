@@ -139,123 +139,137 @@ struct Parser {
     index_of[std::string(var)] = index;
   }
 
+  // One line of the wrapper source: the statement forms below, tried in this order; any other line,
+  // or one of these forms with other words in it, records nothing.
   void line(std::string_view s) {
     s = trim(s);
     std::string_view rest = s;
-    // `if (...) { assert_size_stride(VAR, {sizes}, {strides}, "input"); }` (first: the line starts with `if`)
-    if (auto at = s.find("assert_size_stride("); at != std::string_view::npos) {
-      rest = s.substr(at + std::string_view("assert_size_stride(").size());
-      std::string_view var = ident(rest);
-      RecordedInput* in = spec(var);
-      if (!in || !eat(rest, ", ")) return;
-      bool too_many = false;
-      auto sizes = brace_list(rest, too_many);
-      if (sizes && eat(rest, ", ")) {
-        auto strides = brace_list(rest, too_many);
-        if (strides && eat(rest, ", \"input\")") && strides->size() == sizes->size()) {
-          in->rank = sizes->size();
-          in->sizes = std::move(*sizes);
-          in->strides = std::move(*strides);
-        }
-      }
-      if (too_many)
-        throw PackageError(label + ": line " + std::to_string(line_number) + ": the sizes or strides recorded for `" +
-                           std::string(var) + "` list more than " + std::to_string(kMaxRank) + " dimensions");
-      return;
-    }
+    // First: the line `if (...) { assert_size_stride(VAR, ...); }` starts with `if`.
+    if (auto at = s.find("assert_size_stride("); at != std::string_view::npos)
+      return assert_size_stride(s.substr(at + std::string_view("assert_size_stride(").size()));
     if (eat(rest, "ConstantHandle ")) {  // ConstantHandle VAR = ConstantHandle(input_handles[N]);
       std::string_view var = ident(rest);
       if (eat(rest, " = ConstantHandle(input_handles")) bind(var, rest, "]);");
       return;
     }
-    if (eat(rest, "int64_t ")) {  // int64_t SYM = VAR_size[D];   /   int64_t SYM = VAR_stride[D];
-      std::string_view sym = ident(rest);
-      if (sym.empty() || !eat(rest, " = ")) return;
-      std::string_view probe = rest;
-      bool is_size = true;
-      auto at = indexed(probe, "_size");
-      if (!at) {
-        probe = rest;
-        at = indexed(probe, "_stride");
-        is_size = false;
-      }
-      if (!at || !eat(probe, ";") || !trim(probe).empty()) return;
-      if (Checked* c = check(at->first)) {
-        binds_symbols = true;
-        (is_size ? c->sizes : c->strides).emplace(at->second, std::string(sym));
-      }
-      return;
-    }
-    if (eat(rest, "auto ")) {  // auto VAR = std::move(inputs[N]);   /   auto VAR_size = VAR.sizes();
-      std::string_view var = ident(rest);
-      if (!eat(rest, " = ")) return;
-      if (eat(rest, "std::move(inputs")) {
-        bind(var, rest, "]);");
-        return;
-      }
-      constexpr std::string_view suffix = "_size";
-      if (var.size() <= suffix.size() || var.substr(var.size() - suffix.size()) != suffix) return;
-      std::string_view of = var.substr(0, var.size() - suffix.size());
-      if (eat(rest, of) && eat(rest, ".sizes();") && rest.empty())
-        if (Checked* c = check(of)) c->declared = true;
-      return;
-    }
-    if (eat(rest, "int32_t ")) {  // int32_t VAR_expected_device_type = T;
-      std::string_view id = ident(rest);
-      constexpr std::string_view suffix = "_expected_device_type";
-      if (id.size() > suffix.size() && id.substr(id.size() - suffix.size()) == suffix && eat(rest, " = ")) {
-        auto t = integer(rest);
-        RecordedInput* in = spec(id.substr(0, id.size() - suffix.size()));
-        if (in && t && *t >= 0 && *t < static_cast<std::int64_t>(c10::COMPILE_TIME_MAX_DEVICE_TYPES))
-          in->device_type = static_cast<c10::DeviceType>(*t);
-      }
-      return;
-    }
+    if (eat(rest, "int64_t ")) return symbol_binding(rest);
+    if (eat(rest, "auto ")) return auto_declaration(rest);
+    if (eat(rest, "int32_t ")) return expected_device_type(rest);
     if (eat(rest, "if (")) {
-      if (auto k = integer(rest)) {  // if (K != VAR_size[D]) {   /   if (K != VAR_stride[D]) {
-        if (!eat(rest, " != ")) return;
-        std::string_view probe = rest;
-        if (auto sz = indexed(probe, "_size"); sz && eat(probe, ") {")) {
-          if (RecordedInput* in = spec(sz->first)) in->min_size[sz->second] = in->max_size[sz->second] = *k;
-          if (Checked* c = check(sz->first)) {
-            c->sizes[sz->second] = std::to_string(*k);
-            c->size_checked[sz->second] = true;
-          }
-          return;
-        }
-        probe = rest;
-        if (auto st = indexed(probe, "_stride"); st && eat(probe, ") {")) {
-          if (Checked* c = check(st->first)) c->strides[st->second] = std::to_string(*k);
-        }
-        return;
+      if (auto k = integer(rest)) return literal_check(*k, rest);
+      return range_check(rest);
+    }
+    if (auto at = s.find("_expected_dtype << \"(at::"); at != std::string_view::npos) return expected_dtype(s, at);
+  }
+
+  // `VAR, {sizes}, {strides}, "input"); }` after `assert_size_stride(`.
+  void assert_size_stride(std::string_view rest) {
+    std::string_view var = ident(rest);
+    RecordedInput* in = spec(var);
+    if (!in || !eat(rest, ", ")) return;
+    bool too_many = false;
+    auto sizes = brace_list(rest, too_many);
+    if (sizes && eat(rest, ", ")) {
+      auto strides = brace_list(rest, too_many);
+      if (strides && eat(rest, ", \"input\")") && strides->size() == sizes->size()) {
+        in->rank = sizes->size();
+        in->sizes = std::move(*sizes);
+        in->strides = std::move(*strides);
       }
-      auto sz = indexed(rest, "_size");  // if (VAR_size[D] < LO) {   /   if (VAR_size[D] > HI) {
-      if (!sz) return;
-      bool below = eat(rest, " < ");
-      if (!below && !eat(rest, " > ")) return;
-      auto bound = integer(rest);
-      RecordedInput* in = spec(sz->first);
-      if (!bound || !in || !eat(rest, ") {")) return;
-      check(sz->first)->size_checked[sz->second] = true;
-      if (below) lower_bound_checks = true;
-      // A lower bound of 2 is the compiler's assumption about every dynamic size (it never
-      // specializes 0 and 1), whatever the model declared: Dim(min=1) and Dim(min=2) both write
-      // `< 2`, and a Dim(min=1) model runs size 1 (torch's test_dynamic_cat). Only a higher bound
-      // is known to be the model's own.
-      if (below && *bound <= 2) return;
-      (below ? in->min_size : in->max_size)[sz->second] = *bound;
+    }
+    if (too_many)
+      throw PackageError(label + ": line " + std::to_string(line_number) + ": the sizes or strides recorded for `" +
+                         std::string(var) + "` list more than " + std::to_string(kMaxRank) + " dimensions");
+  }
+
+  // `SYM = VAR_size[D];`   /   `SYM = VAR_stride[D];` after `int64_t `.
+  void symbol_binding(std::string_view rest) {
+    std::string_view sym = ident(rest);
+    if (sym.empty() || !eat(rest, " = ")) return;
+    std::string_view probe = rest;
+    bool is_size = true;
+    auto at = indexed(probe, "_size");
+    if (!at) {
+      probe = rest;
+      at = indexed(probe, "_stride");
+      is_size = false;
+    }
+    if (!at || !eat(probe, ";") || !trim(probe).empty()) return;
+    if (Checked* c = check(at->first)) {
+      binds_symbols = true;
+      (is_size ? c->sizes : c->strides).emplace(at->second, std::string(sym));
+    }
+  }
+
+  // `VAR = std::move(inputs[N]);`   /   `VAR_size = VAR.sizes();` after `auto `.
+  void auto_declaration(std::string_view rest) {
+    std::string_view var = ident(rest);
+    if (!eat(rest, " = ")) return;
+    if (eat(rest, "std::move(inputs")) return bind(var, rest, "]);");
+    constexpr std::string_view suffix = "_size";
+    if (var.size() <= suffix.size() || var.substr(var.size() - suffix.size()) != suffix) return;
+    std::string_view of = var.substr(0, var.size() - suffix.size());
+    if (eat(rest, of) && eat(rest, ".sizes();") && rest.empty())
+      if (Checked* c = check(of)) c->declared = true;
+  }
+
+  // `VAR_expected_device_type = T;` after `int32_t `.
+  void expected_device_type(std::string_view rest) {
+    std::string_view id = ident(rest);
+    constexpr std::string_view suffix = "_expected_device_type";
+    if (id.size() > suffix.size() && id.substr(id.size() - suffix.size()) == suffix && eat(rest, " = ")) {
+      auto t = integer(rest);
+      RecordedInput* in = spec(id.substr(0, id.size() - suffix.size()));
+      if (in && t && *t >= 0 && *t < static_cast<std::int64_t>(c10::COMPILE_TIME_MAX_DEVICE_TYPES))
+        in->device_type = static_cast<c10::DeviceType>(*t);
+    }
+  }
+
+  // ` != VAR_size[D]) {`   /   ` != VAR_stride[D]) {` after `if (K`.
+  void literal_check(std::int64_t k, std::string_view rest) {
+    if (!eat(rest, " != ")) return;
+    std::string_view probe = rest;
+    if (auto sz = indexed(probe, "_size"); sz && eat(probe, ") {")) {
+      if (RecordedInput* in = spec(sz->first)) in->min_size[sz->second] = in->max_size[sz->second] = k;
+      if (Checked* c = check(sz->first)) {
+        c->sizes[sz->second] = std::to_string(k);
+        c->size_checked[sz->second] = true;
+      }
       return;
     }
-    if (auto at = s.find("_expected_dtype << \"(at::"); at != std::string_view::npos) {
-      // << "expected: " << VAR_expected_dtype << "(at::kFloat), "
-      std::size_t start = at;
-      while (start > 0 && is_ident_char(s[start - 1])) --start;
-      std::string_view tail = s.substr(at + std::string_view("_expected_dtype << \"(at::").size());
-      std::string_view name = ident(tail);
-      RecordedInput* in = spec(s.substr(start, at - start));
-      if (in && eat(tail, ")")) in->dtype = scalar_type_named(name);
-      return;
+    probe = rest;
+    if (auto st = indexed(probe, "_stride"); st && eat(probe, ") {")) {
+      if (Checked* c = check(st->first)) c->strides[st->second] = std::to_string(k);
     }
+  }
+
+  // `VAR_size[D] < LO) {`   /   `VAR_size[D] > HI) {` after `if (`.
+  void range_check(std::string_view rest) {
+    auto sz = indexed(rest, "_size");
+    if (!sz) return;
+    bool below = eat(rest, " < ");
+    if (!below && !eat(rest, " > ")) return;
+    auto bound = integer(rest);
+    RecordedInput* in = spec(sz->first);
+    if (!bound || !in || !eat(rest, ") {")) return;
+    check(sz->first)->size_checked[sz->second] = true;
+    if (below) lower_bound_checks = true;
+    // A lower bound of 2 is the compiler's assumption about every dynamic size (it never
+    // specializes 0 and 1), whatever the model declared: Dim(min=1) and Dim(min=2) both write
+    // `< 2`, and a Dim(min=1) model runs size 1 (torch's test_dynamic_cat). Only a higher bound
+    // is known to be the model's own.
+    if (below && *bound <= 2) return;
+    (below ? in->min_size : in->max_size)[sz->second] = *bound;
+  }
+
+  // `<< "expected: " << VAR_expected_dtype << "(at::kFloat), "`, its `_expected_dtype` at `at` of `s`.
+  void expected_dtype(std::string_view s, std::size_t at) {
+    std::size_t start = at;
+    while (start > 0 && is_ident_char(s[start - 1])) --start;
+    std::string_view tail = s.substr(at + std::string_view("_expected_dtype << \"(at::").size());
+    std::string_view name = ident(tail);
+    RecordedInput* in = spec(s.substr(start, at - start));
+    if (in && eat(tail, ")")) in->dtype = scalar_type_named(name);
   }
 
   // torch 2.11 and 2.12 write no `assert_size_stride(VAR, ..., "input")` (docs/torch-compat.md):

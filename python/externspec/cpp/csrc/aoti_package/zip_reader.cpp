@@ -125,6 +125,141 @@ bool is_utf8(std::string_view s) {
   return true;
 }
 
+// `read(offset, n)`: `n` bytes at `offset` of the archive, or nullopt when it ends first.
+using ReadAt = std::function<std::optional<std::string>(std::uint64_t, std::uint64_t)>;
+
+PackageError unreadable(const std::string& path, const std::string& why) {
+  return PackageError(path + ": not a readable package: " + why);
+}
+
+// The sizes of the fixed parts: the end-of-central-directory record (a comment of up to 64 KiB
+// follows it), the zip64 locator and record, and a directory entry's header.
+constexpr std::uint64_t kEocd = 22, kLocator = 20, kEocd64 = 56, kHeader = 46;
+
+// Where the end records put the directory: its entry count, size and offset, and where it must end.
+struct Place {
+  std::uint64_t count, size, offset, end;
+};
+
+// `place` (the classic record's) replaced by the zip64 record the `locator` before the end record
+// (at `eocd_offset`) points at, once the two are checked to agree.
+void take_zip64(const std::string& path, const std::string& locator, std::uint64_t eocd_offset, const ReadAt& read,
+                Place& place) {
+  const std::uint64_t offset64 = le(locator.data() + 8, 8);
+  if (le(locator.data() + 4, 4) != 0 || le(locator.data() + 16, 4) != 1)
+    throw unreadable(path, "the archive spans several disks");
+  if (eocd_offset < kLocator + kEocd64 || offset64 != eocd_offset - kLocator - kEocd64)
+    throw unreadable(path, "the zip64 end-of-central-directory locator does not point at the record right before it "
+                           "(zip readers differ on which record they take)");
+  const auto eocd64 = read(offset64, kEocd64);
+  if (!eocd64 || eocd64->compare(0, 4, "PK\x06\x06", 4) != 0)
+    throw unreadable(path, "no zip64 end-of-central-directory record where its locator points");
+  const char* r = eocd64->data();
+  if (le(r + 4, 8) != kEocd64 - 12)
+    throw unreadable(path, "the zip64 end-of-central-directory record has extensible data (zip readers differ on "
+                           "where it ends)");
+  if (le(r + 16, 4) != 0 || le(r + 20, 4) != 0 || le(r + 24, 8) != le(r + 32, 8))
+    throw unreadable(path, "the archive spans several disks");
+  const Place zip64{le(r + 32, 8), le(r + 40, 8), le(r + 48, 8), offset64};
+  if ((place.count != 0xFFFF && place.count != zip64.count) || (place.size != 0xFFFFFFFF && place.size != zip64.size) ||
+      (place.offset != 0xFFFFFFFF && place.offset != zip64.offset))
+    throw unreadable(path, "the zip64 and the classic end-of-central-directory records disagree on the directory "
+                           "(zip readers differ on which they take)");
+  place = zip64;
+}
+
+// The directory's place as the end records at the end of the file state it.
+Place end_records(const std::string& path, std::uint64_t file_size, const ReadAt& read) {
+  const std::uint64_t tail_size = std::min<std::uint64_t>(file_size, kEocd + 0xFFFF);
+  const auto tail = read(file_size - tail_size, tail_size);
+  if (!tail || tail_size < kEocd) throw unreadable(path, "no zip end-of-central-directory record");
+  const std::string_view eocd_sig("PK\x05\x06", 4);
+  std::size_t at = tail->rfind(eocd_sig);
+  if (at != std::string::npos && at > tail->size() - kEocd)
+    throw unreadable(path, "a zip end-of-central-directory signature lies in the file's last " +
+                               std::to_string(kEocd - 1) + " bytes (zip readers differ on which record they take)");
+  if (at == std::string::npos) throw unreadable(path, "no zip end-of-central-directory record");
+  const char* eocd = tail->data() + at;
+  const std::uint64_t eocd_offset = file_size - tail_size + at;
+  if (at + kEocd + le(eocd + 20, 2) != tail->size())
+    throw unreadable(path, "the end-of-central-directory record's comment does not reach the end of the file");
+  if (le(eocd + 4, 2) != 0 || le(eocd + 6, 2) != 0 || le(eocd + 8, 2) != le(eocd + 10, 2))
+    throw unreadable(path, "the archive spans several disks");
+  Place place{le(eocd + 10, 2), le(eocd + 12, 4), le(eocd + 16, 4), eocd_offset};
+  const auto locator = eocd_offset >= kLocator ? read(eocd_offset - kLocator, kLocator) : std::nullopt;
+  if (locator && locator->compare(0, 4, "PK\x06\x07", 4) == 0) {
+    // zip64: miniz and zipfile both take the zip64 record whenever the locator is there.
+    take_zip64(path, *locator, eocd_offset, read, place);
+  } else if (place.count == 0xFFFF || place.size == 0xFFFFFFFF || place.offset == 0xFFFFFFFF) {
+    throw unreadable(path, "no zip64 end-of-central-directory locator");
+  }
+  return place;
+}
+
+// The entry's fields recorded saturated, read from its one zip64 extra field (they are there in
+// this order), `zip64` set if it has one; the reason its extra data is refused, or nullptr.
+const char* read_zip64_extra(std::string_view extra, Entry& e, std::uint64_t& header_offset, bool& zip64) {
+  const std::uint64_t extra_len = extra.size();
+  for (std::uint64_t x = 0; x < extra_len;) {
+    if (extra_len - x < 4) return "has a damaged extra field";
+    const std::uint64_t id = le(extra.data() + x, 2), len = le(extra.data() + x + 2, 2);
+    if (len > extra_len - x - 4) return "has a damaged extra field";
+    if (id == 1) {
+      if (zip64) return "has two zip64 extra fields (zip readers differ on which they take)";
+      zip64 = true;
+      std::uint64_t f = x + 4;
+      const std::pair<std::uint64_t*, std::uint64_t> fields[] = {
+          {&e.size, 0xFFFFFFFF}, {&e.compressed, 0xFFFFFFFF}, {&header_offset, 0xFFFFFFFF}};
+      for (const auto& [field, saturated] : fields) {
+        if (*field != saturated) continue;
+        if (f + 8 > x + 4 + len) return "has a short zip64 extra field";
+        *field = le(extra.data() + f, 8);
+        f += 8;
+      }
+    }
+    x += 4 + len;
+  }
+  return nullptr;
+}
+
+// Entry `k` of the directory `dir`, whose header is at `pos`; `pos` moves past it.
+Entry directory_entry(const std::string& path, std::uint64_t file_size, const std::string& dir, std::uint64_t k,
+                      std::uint64_t& pos) {
+  if (dir.size() - pos < kHeader || dir.compare(pos, 4, "PK\x01\x02", 4) != 0)
+    throw unreadable(path, "central directory entry " + std::to_string(k) + " is damaged");
+  const char* h = dir.data() + pos;
+  const std::uint64_t name_len = le(h + 28, 2), extra_len = le(h + 30, 2), comment_len = le(h + 32, 2);
+  if (dir.size() - pos - kHeader < name_len + extra_len + comment_len)
+    throw unreadable(path, "central directory entry " + std::to_string(k) + " is cut short");
+  Entry e;
+  e.flags = static_cast<std::uint16_t>(le(h + 8, 2));
+  e.method = static_cast<std::uint16_t>(le(h + 10, 2));
+  e.crc = static_cast<std::uint32_t>(le(h + 16, 4));
+  e.compressed = le(h + 20, 4);
+  e.size = le(h + 24, 4);
+  e.name.assign(h + kHeader, name_len);
+  const auto entry = [&](const std::string& why) {
+    return unreadable(path, "central directory entry " + std::to_string(k) + " (" + ticked(e.name) + ") " + why);
+  };
+  if (e.name.find('\0') != std::string::npos)
+    throw entry("has a NUL byte in its name (zip readers differ on where the name ends)");
+  if ((e.flags & 0x800) && !is_utf8(e.name)) throw entry("is flagged UTF-8 but its name is not UTF-8");
+  if (static_cast<unsigned char>(h[6]) > 63) throw entry("needs a zip version newer than 6.3");
+  std::uint64_t disk = le(h + 34, 2), header_offset = le(h + 42, 4);
+  bool zip64 = false;
+  if (const char* why = read_zip64_extra(std::string_view(h + kHeader + name_len, extra_len), e, header_offset, zip64))
+    throw entry(why);
+  if (e.size == 0xFFFFFFFF || e.compressed == 0xFFFFFFFF || header_offset == 0xFFFFFFFF) {
+    if (!zip64) throw entry("records a saturated size or offset without a zip64 extra field");
+  }
+  if (disk != 0) throw entry("lies on another disk");
+  if (header_offset > file_size || file_size - header_offset < 30 || e.compressed > file_size - header_offset - 30)
+    throw entry("has data that lies past the end of the file");
+  if (e.size != 0 && e.compressed == 0) throw entry("records data but no compressed bytes");
+  pos += kHeader + name_len + extra_len + comment_len;
+  return e;
+}
+
 // The central directory of the zip at `path` (of `file_size` bytes), zip64 included, read so that
 // it is the one directory every reader sees: torch's (miniz, which PyTorchStreamReader opens and
 // which looks names up ignoring ASCII case) and Python's zipfile. Where they could read two
@@ -142,126 +277,22 @@ bool is_utf8(std::string_view s) {
 //   first, zipfile every one, the last winning).
 // Every offset and count is checked against the file before it is used, so nothing here allocates
 // more than the file holds.
-// `read(offset, n)`: `n` bytes at `offset` of the archive, or nullopt when it ends first.
-using ReadAt = std::function<std::optional<std::string>(std::uint64_t, std::uint64_t)>;
-
 std::vector<Entry> central_directory(const std::string& path, std::uint64_t file_size, const ReadAt& read) {
-  auto bad = [&](const std::string& why) { return PackageError(path + ": not a readable package: " + why); };
-  // The end-of-central-directory record: 22 bytes and a comment of up to 64 KiB, at the end.
-  constexpr std::uint64_t kEocd = 22, kLocator = 20, kEocd64 = 56;
-  const std::uint64_t tail_size = std::min<std::uint64_t>(file_size, kEocd + 0xFFFF);
-  const auto tail = read(file_size - tail_size, tail_size);
-  if (!tail || tail_size < kEocd) throw bad("no zip end-of-central-directory record");
-  const std::string_view eocd_sig("PK\x05\x06", 4);
-  std::size_t at = tail->rfind(eocd_sig);
-  if (at != std::string::npos && at > tail->size() - kEocd)
-    throw bad("a zip end-of-central-directory signature lies in the file's last " + std::to_string(kEocd - 1) +
-              " bytes (zip readers differ on which record they take)");
-  if (at == std::string::npos) throw bad("no zip end-of-central-directory record");
-  const char* eocd = tail->data() + at;
-  const std::uint64_t eocd_offset = file_size - tail_size + at;
-  if (at + kEocd + le(eocd + 20, 2) != tail->size())
-    throw bad("the end-of-central-directory record's comment does not reach the end of the file");
-  if (le(eocd + 4, 2) != 0 || le(eocd + 6, 2) != 0 || le(eocd + 8, 2) != le(eocd + 10, 2))
-    throw bad("the archive spans several disks");
-  std::uint64_t count = le(eocd + 10, 2), dir_size = le(eocd + 12, 4), dir_offset = le(eocd + 16, 4);
-  std::uint64_t dir_end = eocd_offset;  // where the directory must end
-  const auto locator = eocd_offset >= kLocator ? read(eocd_offset - kLocator, kLocator) : std::nullopt;
-  if (locator && locator->compare(0, 4, "PK\x06\x07", 4) == 0) {
-    // zip64: miniz and zipfile both take the zip64 record whenever the locator is there.
-    const std::uint64_t offset64 = le(locator->data() + 8, 8);
-    if (le(locator->data() + 4, 4) != 0 || le(locator->data() + 16, 4) != 1)
-      throw bad("the archive spans several disks");
-    if (eocd_offset < kLocator + kEocd64 || offset64 != eocd_offset - kLocator - kEocd64)
-      throw bad("the zip64 end-of-central-directory locator does not point at the record right before it "
-                "(zip readers differ on which record they take)");
-    const auto eocd64 = read(offset64, kEocd64);
-    if (!eocd64 || eocd64->compare(0, 4, "PK\x06\x06", 4) != 0)
-      throw bad("no zip64 end-of-central-directory record where its locator points");
-    const char* r = eocd64->data();
-    if (le(r + 4, 8) != kEocd64 - 12)
-      throw bad("the zip64 end-of-central-directory record has extensible data (zip readers differ on where it ends)");
-    if (le(r + 16, 4) != 0 || le(r + 20, 4) != 0 || le(r + 24, 8) != le(r + 32, 8))
-      throw bad("the archive spans several disks");
-    const std::uint64_t count64 = le(r + 32, 8), size64 = le(r + 40, 8), offset_64 = le(r + 48, 8);
-    if ((count != 0xFFFF && count != count64) || (dir_size != 0xFFFFFFFF && dir_size != size64) ||
-        (dir_offset != 0xFFFFFFFF && dir_offset != offset_64))
-      throw bad("the zip64 and the classic end-of-central-directory records disagree on the directory "
-                "(zip readers differ on which they take)");
-    count = count64;
-    dir_size = size64;
-    dir_offset = offset_64;
-    dir_end = offset64;
-  } else if (count == 0xFFFF || dir_size == 0xFFFFFFFF || dir_offset == 0xFFFFFFFF) {
-    throw bad("no zip64 end-of-central-directory locator");
-  }
-  constexpr std::uint64_t kHeader = 46;
-  if (dir_offset > dir_end || dir_size != dir_end - dir_offset)
-    throw bad("the central directory does not end where the end-of-central-directory records begin (zip readers "
-              "differ on where they read it)");
-  if (count > dir_size / kHeader) throw bad("the central directory's entry count does not fit its size");
-  const auto dir = read(dir_offset, dir_size);
-  if (!dir) throw bad("the central directory is cut short");
+  const Place place = end_records(path, file_size, read);
+  if (place.offset > place.end || place.size != place.end - place.offset)
+    throw unreadable(path, "the central directory does not end where the end-of-central-directory records begin "
+                           "(zip readers differ on where they read it)");
+  if (place.count > place.size / kHeader)
+    throw unreadable(path, "the central directory's entry count does not fit its size");
+  const auto dir = read(place.offset, place.size);
+  if (!dir) throw unreadable(path, "the central directory is cut short");
   std::vector<Entry> entries;
-  entries.reserve(static_cast<std::size_t>(count));
+  entries.reserve(static_cast<std::size_t>(place.count));
   std::uint64_t pos = 0;
-  for (std::uint64_t k = 0; k < count; ++k) {
-    if (dir_size - pos < kHeader || dir->compare(pos, 4, "PK\x01\x02", 4) != 0)
-      throw bad("central directory entry " + std::to_string(k) + " is damaged");
-    const char* h = dir->data() + pos;
-    const std::uint64_t name_len = le(h + 28, 2), extra_len = le(h + 30, 2), comment_len = le(h + 32, 2);
-    if (dir_size - pos - kHeader < name_len + extra_len + comment_len)
-      throw bad("central directory entry " + std::to_string(k) + " is cut short");
-    Entry e;
-    e.flags = static_cast<std::uint16_t>(le(h + 8, 2));
-    e.method = static_cast<std::uint16_t>(le(h + 10, 2));
-    e.crc = static_cast<std::uint32_t>(le(h + 16, 4));
-    e.compressed = le(h + 20, 4);
-    e.size = le(h + 24, 4);
-    e.name.assign(h + kHeader, name_len);
-    const auto entry = [&](const std::string& why) {
-      return bad("central directory entry " + std::to_string(k) + " (" + ticked(e.name) + ") " + why);
-    };
-    if (e.name.find('\0') != std::string::npos)
-      throw entry("has a NUL byte in its name (zip readers differ on where the name ends)");
-    if ((e.flags & 0x800) && !is_utf8(e.name)) throw entry("is flagged UTF-8 but its name is not UTF-8");
-    if (static_cast<unsigned char>(h[6]) > 63) throw entry("needs a zip version newer than 6.3");
-    std::uint64_t disk = le(h + 34, 2), header_offset = le(h + 42, 4);
-    // The zip64 extra field holds the fields recorded saturated, in this order; one field only.
-    const char* extra = h + kHeader + name_len;
-    bool zip64 = false;
-    for (std::uint64_t x = 0; x < extra_len;) {
-      if (extra_len - x < 4) throw entry("has a damaged extra field");
-      const std::uint64_t id = le(extra + x, 2), len = le(extra + x + 2, 2);
-      if (len > extra_len - x - 4) throw entry("has a damaged extra field");
-      if (id == 1) {
-        if (zip64) throw entry("has two zip64 extra fields (zip readers differ on which they take)");
-        zip64 = true;
-        std::uint64_t f = x + 4;
-        const std::pair<std::uint64_t*, std::uint64_t> fields[] = {
-            {&e.size, 0xFFFFFFFF}, {&e.compressed, 0xFFFFFFFF}, {&header_offset, 0xFFFFFFFF}};
-        for (const auto& [field, saturated] : fields) {
-          if (*field != saturated) continue;
-          if (f + 8 > x + 4 + len) throw entry("has a short zip64 extra field");
-          *field = le(extra + f, 8);
-          f += 8;
-        }
-      }
-      x += 4 + len;
-    }
-    if (e.size == 0xFFFFFFFF || e.compressed == 0xFFFFFFFF || header_offset == 0xFFFFFFFF) {
-      if (!zip64) throw entry("records a saturated size or offset without a zip64 extra field");
-    }
-    if (disk != 0) throw entry("lies on another disk");
-    if (header_offset > file_size || file_size - header_offset < 30 || e.compressed > file_size - header_offset - 30)
-      throw entry("has data that lies past the end of the file");
-    if (e.size != 0 && e.compressed == 0) throw entry("records data but no compressed bytes");
-    entries.push_back(std::move(e));
-    pos += kHeader + name_len + extra_len + comment_len;
-  }
-  if (pos != dir_size)
-    throw bad("the central directory holds more than its " + std::to_string(count) +
-              " entries (zip readers differ on how many they read)");
+  for (std::uint64_t k = 0; k < place.count; ++k) entries.push_back(directory_entry(path, file_size, *dir, k, pos));
+  if (pos != place.size)
+    throw unreadable(path, "the central directory holds more than its " + std::to_string(place.count) +
+                               " entries (zip readers differ on how many they read)");
   return entries;
 }
 
