@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -45,6 +44,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from benchmarks.transformer_zoo_models import MODELS, cache_key, compile_model, extern_nodes
+from tests.support.package_cache import cached
 
 RUNNERS = ("torch", "es.cpp", "python")
 RTOL, ATOL = 1e-4, 1e-5
@@ -91,16 +91,11 @@ def child(action: str, name: str, mode: str, cache: Path) -> dict[str, Any]:
     """One step in this (child) process: "compile" (unless cached), or a run by one of RUNNERS."""
     package, io = cache / f"{name}.{mode}.pt2", cache / f"{name}.{mode}.io.pt"
     if action == "compile":
-        if package.exists():
-            return {"nodes": extern_nodes(package), "seconds": 0.0}
         start = time.monotonic()
-        tmp = package.with_name(f"tmp{os.getpid()}.{package.name}")  # torch wants the .pt2 suffix
-        try:
-            nodes = compile_model(MODELS[name], mode, tmp, io)
-            os.replace(tmp, package)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return {"nodes": nodes, "seconds": round(time.monotonic() - start, 1)}
+        # Built in a temporary folder under its own name (torch names the package's top folder
+        # after the file), then moved into place: an interrupted compile leaves nothing.
+        cached(package, lambda tmp: compile_model(MODELS[name], mode, tmp, io))
+        return {"nodes": extern_nodes(package), "seconds": round(time.monotonic() - start, 1)}
     saved = torch.load(io, weights_only=True)
     runner = _load_runner(action, package)
     if runner is None:

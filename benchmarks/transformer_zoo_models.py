@@ -151,10 +151,10 @@ def cache_key() -> str:
     return h.hexdigest()[:16]
 
 
-def compile_model(model: ZooModel, mode: str, package: Path, io: Path) -> int:
+def compile_model(model: ZooModel, mode: str, package: Path, io: Path) -> None:
     """Export `model` (non-strict), compile it with AOTInductor in `mode` ("lite":
     `torch._inductor.lite_mode_options`, or "default") into `package`, and save its inputs and
-    eager output to `io`; returns the number of extern-kernel nodes (the proxy executor's calls)."""
+    eager output to `io`."""
     module, inputs = model.module(), model.inputs()
     with torch.no_grad():
         want = module(*inputs)
@@ -164,7 +164,6 @@ def compile_model(model: ZooModel, mode: str, package: Path, io: Path) -> int:
         warnings.simplefilter("ignore")  # torch's and transformers' own, from inside export
         ep = torch.export.export(module, inputs, strict=False)
         torch._inductor.aoti_compile_and_package(ep, package_path=str(package), inductor_configs=options)
-    return extern_nodes(package)
 
 
 def extern_nodes(package: Path) -> int:
