@@ -3,8 +3,8 @@ runner and by externspec's, each against eager (issue 34, "Must show"; docs/torc
 "Whole transformer models compiled by 2.15").
 
 For each model of benchmarks/transformer_zoo_models.py (small random-weight configs of BERT,
-DistilBERT, RoBERTa, GPT-2, Llama, Qwen2, Mistral, the T5 encoder, BART, ViT, the Whisper encoder,
-wav2vec2, ConvNeXt and ResNet; with `--group issue`, the MLP, TransformerEncoderLayer(32, 4, 64) and
+DistilBERT, RoBERTa, GPT-2, Llama, Qwen2, Mistral, Gemma, the T5 encoder, BART, ViT, Swin, the
+Whisper encoder, wav2vec2, ConvNeXt and ResNet; with `--group issue`, the MLP, TransformerEncoderLayer(32, 4, 64) and
 int64 `add(alpha=3) + 1` of issue 34's table) and each mode of `--modes` (lite:
 `torch._inductor.lite_mode_options`, every op without a C shim through the proxy executor; default),
 it exports the model, compiles it, then runs the package under
