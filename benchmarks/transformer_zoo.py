@@ -22,8 +22,9 @@ error's class and first line (`mismatch` with the largest difference; `crash` wi
 
 Packages are cached under `~/.cache/externspec-zoo/<key>/` (`--cache`), the key hashing
 transformer_zoo_models.py and the torch and transformers versions, so a rerun only runs. Too slow
-for CI (a minute or more per compile on two cores); run it by hand from the repository root in an
-environment with `transformers` (benchmarks/requirements-zoo.txt), e.g. under torch 2.15:
+for CI (10 to 20 s per compile and a few seconds per run on two cores, six minutes for the 16
+models in lite mode); run it by hand from the repository root, in an environment with `transformers`
+(benchmarks/requirements-zoo.txt), e.g. under torch 2.15:
 
     nice .venv-torch2.15/bin/python -m benchmarks.transformer_zoo --modes lite
     nice .venv-torch2.15/bin/python -m benchmarks.transformer_zoo --group issue --modes lite,default
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -46,6 +48,7 @@ from torch.utils import _pytree as pytree
 from benchmarks.transformer_zoo_models import MODELS, cache_key, compile_model, extern_nodes
 from tests.support.package_cache import cached
 
+ROOT = Path(__file__).resolve().parents[1]  # the children run `-m benchmarks.transformer_zoo` from here
 RUNNERS = ("torch", "es.cpp", "python")
 RTOL, ATOL = 1e-4, 1e-5
 NO_CALLS = "n/a: no extern calls"
@@ -115,18 +118,23 @@ def _child_main(argv: list[str]) -> int:
 
 
 def _spawn(action: str, name: str, mode: str, cache: Path, timeout: float) -> dict[str, Any]:
-    """A child step in a subprocess: its result, or what became of the process."""
+    """A child step in a subprocess of its own session: its result, or what became of the process
+    (on a timeout the whole session is killed, the compiler processes a compile started too)."""
     cmd = [sys.executable, "-m", "benchmarks.transformer_zoo", "--child", action, name, mode, str(cache)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout after {timeout:.0f} s"}
-    lines = [line for line in proc.stdout.splitlines() if line.startswith(RESULT)]
+    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return {"error": f"timeout after {timeout:.0f} s"}
+    lines = [line for line in out.splitlines() if line.startswith(RESULT)]
     if lines:
         return dict(json.loads(lines[-1][len(RESULT):]))
     if proc.returncode < 0:
         return {"error": f"crash: {signal.Signals(-proc.returncode).name}"}
-    tail = (proc.stderr.strip().splitlines() or [""])[-1]
+    tail = (err.strip().splitlines() or [""])[-1]
     return {"error": f"exit {proc.returncode}: {tail[:160]}"}
 
 
