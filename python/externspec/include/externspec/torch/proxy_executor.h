@@ -98,6 +98,9 @@ struct NodePlan {
   std::vector<Output> outputs;
   std::vector<ArgCheck> checks;  // the op policy's checks of the call's ints (most ops have none)
   std::size_t num_returns = 0;
+  // The call's array lengths. Both -1 on a node whose two call layouts differ while the spec's layout
+  // is undecided ("auto", no decisive call yet): no call matches this plan; plan_for_call picks
+  // the candidate the call's lengths match.
   std::int64_t num_ints = 0, num_tensors = 0, num_input_ints = 0, num_input_tensors = 0;
   // The int slots of omitted kwarg-only defaults laid out as passed (OMITTED_DEFAULTS_PASSED): where
   // this is 0 the node's two call layouts are one.
