@@ -26,7 +26,7 @@ from .errors import (
     UnsupportedError,
     VersionError,
 )
-from .wire import MAX_JSON_DEPTH, dump, dumps, load, loads
+from .wire import MAX_JSON_DEPTH, Limits, dump, dumps, load, loads
 
 if TYPE_CHECKING:
     from . import cpp as cpp
@@ -52,6 +52,7 @@ __all__ = [
     *_model_names,
     "IDL_CHECKSUM",
     "MAX_JSON_DEPTH",
+    "Limits",
     "SCHEMA_VERSION",
     "CallError",
     "DecodeError",

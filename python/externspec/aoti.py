@@ -28,8 +28,8 @@ from ._generated.models import ExportedProgram, ExternKernelNodes, PayloadConfig
 from .errors import ExternSpecError, PackageError
 from .wire import limits, loads
 
-# The largest wrapper source read: the default of es.cpp.AOTIRunner's `max_source_bytes`.
-MAX_SOURCE_BYTES = 64 << 20
+# The largest wrapper source read: `Limits.max_source_bytes`'s default (es.cpp.AOTIRunner's too).
+MAX_SOURCE_BYTES = limits.Limits().max_source_bytes
 # The setting a schema member's size is refused by when the caller passed no limit of their own.
 DEFAULT_LIMIT_NAME = "externspec.wire.MAX_JSON_BYTES"
 

@@ -320,7 +320,7 @@ def _object_archive(path: Path, inflating: str, size: int) -> bytes:
     ("/version", 512 << 10, r"member `version` records 524288 bytes, over the limit of 4096 bytes for a member "
                             r"torch's zip reader reads as it opens"),
     ("/data.pkl", 300 << 20, r"torchbind object `_torchbind_obj0`: its archive records more than 268435456 bytes "
-                             r"\(at `data\.pkl`; AOTIRunnerOptions::max_custom_object_bytes\)"),
+                             r"\(at `data\.pkl`; Limits::max_custom_object_bytes\)"),
 ], ids=["version", "total"])
 def test_what_unpickling_a_torchbind_object_inflates_is_bounded(tmp_path: Path, inflating: str, size: int,
                                                                  match: str) -> None:

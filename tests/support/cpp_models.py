@@ -213,17 +213,31 @@ def package(name: str) -> Path:
                                                inductor_configs=model.inductor_configs))
 
 
-def extern_output_returning_0d(out: Path) -> Path:
-    """The `extern_output` package with its `*.wrapper.json` alone edited: its one extern call becomes
-    an allowed op returning a 0-D tensor, `aten::einsum("ij->", x)`, where the compiled code after
-    the call expects 2048x2048 (issue 36 item 5: the fused kernel wrote 16 MiB past a 4-byte
-    allocation)."""
+# Edits of the `extern_output` package's one extern call (`cm.extern_output_edited`): each an allowed
+# op that returns what the compiled code after the call does not expect, the fused kernel then
+# reading and writing the buffer as 2048x2048 float32 in place.
+EXTERN_OUTPUT_EDITS: dict[str, tuple[str, list[dict[str, Any]]]] = {
+    # a 0-D tensor (issue 36 item 5: the kernel wrote 16 MiB past a 4-byte allocation)
+    "0-D": ("aten::einsum", [{"name": "equation", "arg": {"as_string": "ij->"}, "kind": 1},
+                             {"name": "tensors", "arg": {"as_tensors": ["X"]}, "kind": 1}]),
+    # a bool 2048x2048 (issue 45 item 1: `aten::eq.Tensor`, a bool tensor of the recorded shape, made
+    # the kernel write 16 MiB into a 4 MiB allocation)
+    "bool": ("aten::logical_not", [{"name": "self", "arg": {"as_tensor": "X"}, "kind": 1}]),
+    # the caller's input itself (issue 45 item 3: `aten::view_as` made the kernel write its result
+    # into the caller's `x`)
+    "alias": ("aten::alias", [{"name": "self", "arg": {"as_tensor": "X"}, "kind": 1}]),
+}
+
+
+def extern_output_edited(edit: str, out: Path) -> Path:
+    """The `extern_output` package with its `*.wrapper.json` alone edited: its one extern call
+    becomes the op of `EXTERN_OUTPUT_EDITS[edit]`, on the call's input tensor."""
     package_path = package("extern_output")
     spec = json.loads(read_member(package_path, ".wrapper.json"))
     (entry,) = spec["nodes"]
     node = entry["node"]
     x = node["inputs"][0]["arg"]["as_tensor"]
-    node["target"] = "aten::einsum"
-    node["inputs"] = [{"name": "equation", "arg": {"as_string": "ij->"}, "kind": 1},
-                      {"name": "tensors", "arg": {"as_tensors": [x]}, "kind": 1}]
+    target, inputs = EXTERN_OUTPUT_EDITS[edit]
+    node["target"] = target
+    node["inputs"] = json.loads(json.dumps(inputs).replace('"X"', json.dumps(x)))
     return replace_member(package_path, ".wrapper.json", json.dumps(spec).encode(), out)

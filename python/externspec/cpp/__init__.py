@@ -35,6 +35,7 @@ from ..abi import op_policy
 from ..abi.call_layout import call_layout_option
 from ..errors import CallError, DecodeError, VersionError
 from ..wire import dumps, model_or_document
+from ..wire.limits import Limits
 from .binding import build as build
 from .binding import cmake_dir as cmake_dir
 from .binding import extension as extension
@@ -49,6 +50,14 @@ def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tupl
 
 def _with_source(exc: DecodeError, source: str | None) -> DecodeError:
     return DecodeError(exc.errors(), source=source, truncated=exc.truncated) if source else exc
+
+
+def _cpp_limits(limits: Limits) -> Any:
+    """`limits` as the binding's `externspec::Limits`."""
+    out = extension().Limits()
+    for name, value in vars(limits).items():
+        setattr(out, name, value)
+    return out
 
 
 def _layout_name(option: CallLayout | str) -> str:
@@ -91,7 +100,8 @@ class ProxyExecutor:
         text, source = _spec_json(spec)
         try:
             self._impl = extension().ProxyExecutor(text, dict(custom_objects or {}), list(allowed),
-                                                   None if device is None else str(device), layout, lengths)
+                                                   None if device is None else str(device), layout, lengths,
+                                                   _cpp_limits(Limits.current()))
         except DecodeError as exc:
             raise _with_source(exc, source) from None
         except VersionError as exc:
@@ -141,6 +151,10 @@ class AOTIRunner:
       unpickling runs code of the objects' classes (SECURITY.md); without it a package whose
       extern calls use objects not given in `custom_objects` raises `PackageError` naming this
       option, before anything is unpickled.
+    * Limits (`es.Limits`, SECURITY.md): `max_json_bytes` (the extern-kernel file and each JSON
+      member), `max_source_bytes` (the wrapper source), `max_extracted_bytes` (written to disk; 0: 16
+      times the package file), `max_custom_object_bytes`; each None is the process default as it is
+      at the call (`externspec.wire.MAX_JSON_BYTES` for the first).
     * `call_layout`: where the extern-kernel file's omitted kwarg-only defaults are, as for
       `es.ProxyExecutor`; "auto" decides from the calls the package's `*.wrapper.cpp` states, at load
       (a call that matches no layout of its node raises `SpecMismatchError` naming it), and in a
@@ -148,7 +162,8 @@ class AOTIRunner:
 
     def __init__(self, package_path: str | os.PathLike[str], *, model_name: str = "model",
                  custom_objects: dict[str, Any] | None = None, device: str = "cpu",
-                 max_extracted_bytes: int = 0, max_source_bytes: int = 64 << 20,
+                 max_json_bytes: int | None = None, max_source_bytes: int | None = None,
+                 max_extracted_bytes: int | None = None, max_custom_object_bytes: int | None = None,
                  require_input_records: bool = False, num_models: int = 1,
                  op_libraries: Iterable[str | os.PathLike[str]] = (), load_custom_objects: bool = False,
                  call_layout: CallLayout | str = "auto"):
@@ -157,9 +172,11 @@ class AOTIRunner:
         if isinstance(op_libraries, (str, bytes, os.PathLike)):
             raise TypeError("op_libraries takes a list of library paths, got one path")
         libraries = [os.fspath(p) for p in op_libraries]
+        limits = Limits.current(max_json_bytes=max_json_bytes, max_source_bytes=max_source_bytes,
+                                max_extracted_bytes=max_extracted_bytes, max_custom_object_bytes=max_custom_object_bytes)
         self._path = os.fspath(package_path)
         self._impl: Any = extension().AOTIRunner(self._path, model_name, device, dict(custom_objects or {}),
-                                            max_extracted_bytes, max_source_bytes, require_input_records,
+                                            _cpp_limits(limits), require_input_records,
                                             num_models, libraries, bool(load_custom_objects),
                                             _layout_name(call_layout))
         self._in_spec = pytree.treespec_loads(self._runner.in_spec)

@@ -15,6 +15,7 @@ a lower limit is checked by a pre-scan of the brackets that only calls which ask
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 
@@ -29,6 +30,31 @@ MAX_DECODE_ERRORS = 100
 def max_json_bytes(given: int | None = None) -> int:
     """The size limit of one read: `given`, else the process default as it is now."""
     return MAX_JSON_BYTES if given is None else given
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """What a load may read, keep and write, in bytes: the C++ `externspec::Limits`
+    (include/externspec/torch/limits.h), the same names and defaults (a test compares them).
+    `es.cpp` passes these to C++ at each load, `current()` (the process defaults as they are then)
+    unless a call gives its own."""
+
+    max_json_bytes: int = 256 * 1024 * 1024  # one JSON document (the process default: MAX_JSON_BYTES)
+    max_source_bytes: int = 64 << 20  # a package's `*.wrapper.cpp`, read into memory for its records
+    max_extracted_bytes: int = 0  # written to disk by the runner; 0: 16 times the package file
+    max_custom_object_bytes: int = 256 << 20  # each torchbind object read with load_custom_objects
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 64:
+                raise ValueError(f"Limits.{f.name} must be an int from 0 to 2**64 - 1, got {value!r}")
+
+    @classmethod
+    def current(cls, **given: int | None) -> Limits:
+        """The process defaults as they are now (`MAX_JSON_BYTES` as assigned), with the limits a
+        call gives (None: the default)."""
+        return cls(**{"max_json_bytes": MAX_JSON_BYTES, **{k: v for k, v in given.items() if v is not None}})
 
 
 _ESCAPE = re.compile(rb"\\.", re.S)

@@ -42,7 +42,7 @@ void load_custom_objects(Package& package, const std::vector<std::pair<std::stri
         if (record.size > limit - inflated)
           throw PackageError(package.label(member) + ": torchbind object `" + name + "`: its archive records more " +
                              "than " + std::to_string(limit) + " bytes (at `" + inner +
-                             "`; AOTIRunnerOptions::max_custom_object_bytes)");
+                             "`; Limits::max_custom_object_bytes)");
         inflated += record.size;
       }
     }

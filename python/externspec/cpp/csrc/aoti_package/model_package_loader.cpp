@@ -19,7 +19,7 @@ CustomObjects custom_objects(Package& package, const AOTIRunnerOptions& options)
   CustomObjects objects = options.custom_objects;
   const auto listed = listed_custom_objects(package, options.model_name);
   if (options.load_custom_objects) {
-    load_custom_objects(package, listed, options.max_custom_object_bytes, objects);
+    load_custom_objects(package, listed, options.limits.max_custom_object_bytes, objects);
     return objects;
   }
   std::string missing;
@@ -41,12 +41,12 @@ CustomObjects custom_objects(Package& package, const AOTIRunnerOptions& options)
 std::unique_ptr<ProxyExecutor> plan_spec(Package& package, const ModelMembers& members, CustomObjects objects,
                                          const c10::Device& device, const AOTIRunnerOptions& options,
                                          const std::optional<MemberText>& source) {
-  std::string spec = members.spec ? package.read(*members.spec, MAX_JSON_BYTES) : R"({"nodes": []})";
+  std::string spec = members.spec ? package.read(*members.spec, options.limits.max_json_bytes) : R"({"nodes": []})";
   std::optional<std::vector<CallLengths>> calls;
   if (source) calls = wrapper_call_lengths(source->text);
   try {
     return std::make_unique<ProxyExecutor>(spec, std::move(objects), std::vector<std::string>{}, device,
-                                           options.call_layout, calls);
+                                           options.call_layout, calls, options.limits);
   } catch (const DecodeError& e) {
     throw DecodeError(e.errors(), e.truncated(), package.label(*members.spec));
   }
@@ -83,13 +83,14 @@ std::vector<std::string> members_to_extract(const ModelMembers& members, const c
 // Refuses, before anything is written, members whose recorded sizes take the total over the limit.
 void check_extracted_size(const Package& package, const std::vector<std::string>& members,
                           const AOTIRunnerOptions& options) {
-  std::uint64_t budget = options.max_extracted_bytes ? options.max_extracted_bytes : 16 * package.file_size();
+  const std::uint64_t given = options.limits.max_extracted_bytes;
+  std::uint64_t budget = given ? given : 16 * package.file_size();
   std::uint64_t total = 0;
   for (const auto& m : members) {
     std::uint64_t n = package.size(m);
     if (n > budget - total)
       throw PackageError(package.label(m) + ": " + std::to_string(n) + " bytes would take the extracted size over " +
-                         "the limit of " + std::to_string(budget) + " bytes (AOTIRunnerOptions::max_extracted_bytes)");
+                         "the limit of " + std::to_string(budget) + " bytes (Limits::max_extracted_bytes)");
     total += n;
   }
 }
@@ -121,7 +122,7 @@ std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIR
   // Everything small is read and checked before the private directory is made and written to.
   std::optional<MemberText> source;
   if (members.source)
-    source = MemberText{package.label(*members.source), package.read(*members.source, options.max_source_bytes)};
+    source = MemberText{package.label(*members.source), package.read(*members.source, options.limits.max_source_bytes)};
   auto executor = plan_spec(package, members, custom_objects(package, options), device, options, source);
   std::string metadata = read_metadata(package, members, label, device);
   check_extracted_size(package, members_to_extract(members, device), options);

@@ -7,11 +7,20 @@
 //   assert_size_stride(buf8, {s77, 8L}, {8L, 1L}, "torch.ops.ns.op.default");  // slot 1's shape
 //
 // torch 2.11 and 2.12 write no such line after an extern call: such a source records no output.
-// Read line by line in one pass; other lines are ignored. What is kept costs at most the source's
-// own bytes: a line naming more than 1,024 dimensions is a PackageError naming `label` and the line.
+// The element type the compiled code reads and writes the buffer as comes from its fused-kernel
+// calls, `(float*)(buf8.data_ptr())`, following `auto buf9 = std::move(buf8);  // reuse` (inductor
+// reuses a buffer only for one of the same dtype); a buffer no kernel call casts (returned, or
+// passed only to other extern calls) records no dtype.
+// Read line by line in one pass; other lines are ignored. What is kept is bounded by the source:
+// one record per output of a call (a second `assert_size_stride` of the same buffer after the same
+// call is a PackageError naming `label` and its line, as is a line naming more than 1,024
+// dimensions or tensors).
 #pragma once
 
+#include <c10/core/ScalarType.h>
+
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +33,8 @@ struct RecordedOutput {
   std::size_t slot = 0;     // the buffer's position in the call's tensor array
   std::string buffer;       // the wrapper's name for it (`buf8`), for messages
   std::vector<std::string> sizes, strides;  // integer literals or expressions over size symbols
+  std::string op;           // the op the code was compiled for (`aten::relu`, `ns::op.overload`), or ""
+  std::optional<c10::ScalarType> dtype;  // the element type the code after the call uses, if stated
 };
 
 std::vector<RecordedOutput> recorded_outputs_from_wrapper(std::string_view source, const std::string& label);

@@ -341,7 +341,7 @@ void AOTIRunner::record_outputs() {
   output_checks_ = std::make_unique<detail::OutputChecks>(
       source ? detail::recorded_outputs_from_wrapper(source->text, source->label)
              : std::vector<detail::RecordedOutput>(),
-      checks_->numbers, checks_->symbols);
+      *package_->executor, device_, checks_->numbers, checks_->symbols);
 }
 
 std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs, void* stream) {

@@ -194,13 +194,13 @@ thread_local CallStack::Scratch CallStack::scratch;
 
 ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects, std::vector<std::string> allow_ops,
                              std::optional<c10::Device> device, std::optional<CallLayout> call_layout,
-                             const std::optional<std::vector<CallLengths>>& call_lengths)
+                             const std::optional<std::vector<CallLengths>>& call_lengths, const Limits& limits)
     : custom_objects_(std::move(custom_objects)), device_(device) {
   for (const auto& entry : allow_ops)
     if (!is_allow_pattern(entry))
       throw std::invalid_argument("allow_ops entry '" + entry +
                                   "' is not of the form ns::name, ns::name.overload or ns::*");
-  ExternKernelNodes spec = decode<ExternKernelNodes>(json);
+  ExternKernelNodes spec = decode<ExternKernelNodes>(json, false, limits.max_json_bytes);
   // Node names are the buffers torch generated them for: a repeat means the spec was not written by
   // one export, and errors naming that node would be ambiguous.
   std::unordered_map<std::string_view, std::size_t> seen;

@@ -349,11 +349,22 @@ void bind_errors(py::module_& m) {
   py::register_exception_translator(&translate_exception);
 }
 
+// externspec::Limits, field by field: es.cpp builds one from Python's externspec.Limits at each load.
+void bind_limits(py::module_& m) {
+  py::class_<externspec::Limits>(m, "Limits")
+      .def(py::init<>())
+      .def_readwrite("max_json_bytes", &externspec::Limits::max_json_bytes)
+      .def_readwrite("max_source_bytes", &externspec::Limits::max_source_bytes)
+      .def_readwrite("max_extracted_bytes", &externspec::Limits::max_extracted_bytes)
+      .def_readwrite("max_custom_object_bytes", &externspec::Limits::max_custom_object_bytes);
+}
+
 void bind_proxy_executor(py::module_& m) {
   py::class_<ProxyExecutor>(m, "ProxyExecutor")
       .def(py::init([](const std::string& json, const py::dict& objects, std::vector<std::string> allow_ops,
                        const std::optional<std::string>& device, const std::string& call_layout,
-                       const std::optional<std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>>& lengths) {
+                       const std::optional<std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>>& lengths,
+                       const externspec::Limits& limits) {
              auto objs = custom_objects_of(objects);
              std::optional<c10::Device> runtime;
              if (device) runtime = externspec::parse_device(*device);
@@ -364,10 +375,12 @@ void bind_proxy_executor(py::module_& m) {
              }
              auto layout = call_layout_of(call_layout);
              py::gil_scoped_release release;
-             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops), runtime, layout, calls);
+             return std::make_unique<ProxyExecutor>(json, std::move(objs), std::move(allow_ops), runtime, layout, calls,
+                                                    limits);
            }),
            py::arg("json"), py::arg("custom_objects") = py::dict(), py::arg("allow_ops") = std::vector<std::string>{},
-           py::arg("device") = py::none(), py::arg("call_layout") = "auto", py::arg("call_lengths") = py::none())
+           py::arg("device") = py::none(), py::arg("call_layout") = "auto", py::arg("call_lengths") = py::none(),
+           py::arg("limits") = externspec::Limits())
       .def("__len__", &ProxyExecutor::size)
       .def_property_readonly("call_layout", [](const ProxyExecutor& ex) { return call_layout_name(ex.call_layout()); })
       .def("call_function", &call_function, py::arg("index"), py::arg("int_args"), py::arg("tensor_args"))
@@ -396,16 +409,14 @@ void bind_package_members(py::module_& m) {
 // raised as Python warnings.
 std::unique_ptr<AOTIRunner> load_runner(const std::string& package_path, const std::string& model_name,
                                         const std::string& device, const py::dict& objects,
-                                        std::uint64_t max_extracted_bytes, std::uint64_t max_source_bytes,
-                                        bool require_input_records, std::size_t num_models,
+                                        const externspec::Limits& limits, bool require_input_records, std::size_t num_models,
                                         std::vector<std::string> op_libraries, bool load_custom_objects,
                                         const std::string& call_layout) {
   externspec::AOTIRunnerOptions options;
   options.model_name = model_name;
   options.device = device;
   options.custom_objects = custom_objects_of(objects);
-  options.max_extracted_bytes = max_extracted_bytes;
-  options.max_source_bytes = max_source_bytes;
+  options.limits = limits;
   options.require_input_records = require_input_records;
   options.num_models = num_models;
   options.op_libraries = std::move(op_libraries);
@@ -429,7 +440,7 @@ void bind_aoti_runner(py::module_& m) {
   py::class_<AOTIRunner>(m, "AOTIRunner")
       .def(py::init(&load_runner),
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
-           py::arg("max_extracted_bytes"), py::arg("max_source_bytes"), py::arg("require_input_records"),
+           py::arg("limits"), py::arg("require_input_records"),
            py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"), py::arg("call_layout"))
       .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, 0); })
       .def("run_flat", &run_flat, py::arg("inputs"), py::arg("stream") = 0)
@@ -457,6 +468,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.attr("with_cuda") = false;
 #endif
   bind_errors(m);
+  bind_limits(m);
   bind_proxy_executor(m);
   bind_package_members(m);
   bind_aoti_runner(m);

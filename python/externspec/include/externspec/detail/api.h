@@ -72,12 +72,16 @@ T decode_root(const V& root, bool strict) {
 // `strict` rejects unknown keys everywhere (Python: loads(..., strict=True)).
 // The parser state is reused across calls on one thread (a per-thread Document), as simdjson
 // recommends: buffers sized for the largest document so far stay allocated.
+// `max_bytes` lowers the size limit for this call (Python: loads(..., max_bytes=)); it cannot raise
+// it past MAX_JSON_BYTES's bound of 4 GiB (the tape's 32-bit offsets).
 template <class T, class Backend = DefaultBackend>
-T decode(std::string_view json, bool strict = false) {
-  if (json.size() > MAX_JSON_BYTES)  // before any parsing or allocation, as Python
+T decode(std::string_view json, bool strict = false, std::uint64_t max_bytes = MAX_JSON_BYTES) {
+  constexpr std::uint64_t kTapeLimit = (std::uint64_t{1} << 32) - 1;
+  const std::uint64_t limit = max_bytes < kTapeLimit ? max_bytes : kTapeLimit;
+  if (json.size() > limit)  // before any parsing or allocation, as Python
     throw DecodeError({ErrorDetail{detail::error_kind_name(detail::IssueKind::Limit), "$",
                                    "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
-                                       std::to_string(MAX_JSON_BYTES) + " bytes",
+                                       std::to_string(limit) + " bytes",
                                    {}}});
   thread_local typename Backend::Document doc;
   std::optional<typename Backend::Value> root;
@@ -85,7 +89,7 @@ T decode(std::string_view json, bool strict = false) {
     root = doc.parse(json);
   } catch (detail::Failure& f) {
     if constexpr (detail::has_fallback<Backend>::value) {
-      if (f.retry_with_fallback) return decode<T, typename Backend::Fallback>(json, strict);
+      if (f.retry_with_fallback) return decode<T, typename Backend::Fallback>(json, strict, max_bytes);
     }
     throw detail::to_decode_error(f);
   }

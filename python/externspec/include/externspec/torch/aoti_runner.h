@@ -31,6 +31,7 @@
 #endif
 
 #include <externspec/torch/errors.h>
+#include <externspec/torch/limits.h>
 #include <externspec/torch/proxy_executor.h>
 
 struct AOTInductorModelContainerOpaque;  // torch's model container (aoti_runtime/interface.h)
@@ -67,13 +68,8 @@ struct AOTIRunnerOptions {
   // code chosen by the package (SECURITY.md). Without it, a package whose extern calls need
   // objects not given in `custom_objects` is refused at load, before anything is unpickled.
   bool load_custom_objects = false;
-  // Limit on the bytes of each torchbind object read with `load_custom_objects`.
-  std::uint64_t max_custom_object_bytes = std::uint64_t{256} << 20;
-  // Limit on the bytes written to disk (the library plus any weight blob); 0: 16 times the
-  // package file's size (torch stores members uncompressed, so a package never needs more).
-  std::uint64_t max_extracted_bytes = 0;
-  // Limit on the wrapper source read for the input checks (it is read into memory).
-  std::uint64_t max_source_bytes = std::uint64_t{64} << 20;
+  // What the load may read, keep and write (limits.h).
+  Limits limits;
   // A package that records no dtype and shape for some input (the records are in its
   // `*.wrapper.cpp`, which a model does not need to run): false warns at load (TORCH_WARN, a
   // Python warning) and runs with the checks that need no record; true refuses it (PackageError).

@@ -31,6 +31,7 @@
 
 #include <externspec/externspec.h>
 #include <externspec/torch/errors.h>
+#include <externspec/torch/limits.h>
 
 namespace externspec {
 
@@ -118,10 +119,12 @@ class ProxyExecutor : public torch::aot_inductor::ProxyExecutor {
   // decided from the calls); a versioned file is NODE_ARGUMENTS (the other is a SpecMismatchError).
   // `call_lengths`, each call of the package's wrapper (`wrapper_call_lengths`), decides "auto" at
   // load and is checked against the plans (a call matching no layout of its node: SpecMismatchError).
+  // `limits.max_json_bytes` bounds `json` (a DecodeError beyond it, before parsing).
   explicit ProxyExecutor(std::string_view json, CustomObjects custom_objects = {},
                          std::vector<std::string> allow_ops = {}, std::optional<c10::Device> device = std::nullopt,
                          std::optional<CallLayout> call_layout = std::nullopt,
-                         const std::optional<std::vector<CallLengths>>& call_lengths = std::nullopt);
+                         const std::optional<std::vector<CallLengths>>& call_lengths = std::nullopt,
+                         const Limits& limits = {});
   ~ProxyExecutor() override;
   ProxyExecutor(const ProxyExecutor&) = delete;
   ProxyExecutor& operator=(const ProxyExecutor&) = delete;
