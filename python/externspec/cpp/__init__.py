@@ -173,7 +173,8 @@ class AOTIRunner:
             raise TypeError("op_libraries takes a list of library paths, got one path")
         libraries = [os.fspath(p) for p in op_libraries]
         limits = Limits.current(max_json_bytes=max_json_bytes, max_source_bytes=max_source_bytes,
-                                max_extracted_bytes=max_extracted_bytes, max_custom_object_bytes=max_custom_object_bytes)
+                                max_extracted_bytes=max_extracted_bytes,
+                                max_custom_object_bytes=max_custom_object_bytes)
         self._path = os.fspath(package_path)
         self._impl: Any = extension().AOTIRunner(self._path, model_name, device, dict(custom_objects or {}),
                                             _cpp_limits(limits), require_input_records,

@@ -33,8 +33,8 @@ from .._modelbase import install_json_loads
 from . import decision, limits, version
 from .limits import MAX_DECODE_ERRORS, MAX_JSON_DEPTH, Limits
 
-__all__ = ["MAX_DECODE_ERRORS", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "SPEC_FORMS", "Limits", "dump", "dumps", "load", "loads",
-           "model_or_document"]
+__all__ = ["MAX_DECODE_ERRORS", "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "SPEC_FORMS", "Limits", "dump", "dumps", "load",
+           "loads", "model_or_document"]
 
 M = TypeVar("M", bound=BaseModel)
 
