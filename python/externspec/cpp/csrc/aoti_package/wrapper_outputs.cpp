@@ -19,6 +19,10 @@ constexpr std::string_view kMove = " = std::move(";
 // More dimensions than any tensor has: a longer list is refused, so records stay within the
 // source's own bytes (as the input records').
 constexpr std::size_t kMaxItems = 1024;
+// Dimensions recorded in all, sizes and strides (each kept as text, then as an expression: about
+// 72 bytes, where the source spends 3 or 4): a bound on the whole, not per line. A model of 10,000
+// extern outputs of rank 8 records 160,000; the bound holds the records under about 75 MB.
+constexpr std::size_t kMaxTotalItems = std::size_t{1} << 20;
 
 std::string_view stripped(std::string_view s) {
   const auto first = s.find_first_not_of(" \t");
@@ -107,6 +111,7 @@ struct Reader {
   // names of recorded buffers enter, so this is bounded by the records and the reuse lines.
   std::unordered_map<std::string, std::size_t> record_of;
   std::vector<bool> conflicting;  // by record: kernels cast it as two element types (dtype unknown)
+  std::size_t total_items = 0;    // sizes and strides of every record
 
   [[noreturn]] void refuse(const std::string& why) const {
     throw PackageError(label + ": line " + std::to_string(line_number) + " " + why);
@@ -156,6 +161,10 @@ struct Reader {
     if (size_items->size() != stride_items->size()) return;
     for (std::size_t k = call->tensors.size(); k-- > 0;) {
       if (call->tensors[k] != var) continue;
+      total_items += 2 * size_items->size();
+      if (total_items > kMaxTotalItems)
+        refuse("takes the extern outputs' records past " + std::to_string(kMaxTotalItems) +
+               " dimensions in all");
       auto [seen, fresh] = record_of.emplace(std::string(var), outputs.size());
       if (!fresh && outputs[seen->second].node == call->node)
         refuse("records `" + std::string(var) + "` a second time after extern call " + std::to_string(call->node) +

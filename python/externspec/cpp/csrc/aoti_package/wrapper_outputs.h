@@ -11,10 +11,10 @@
 // calls, `(float*)(buf8.data_ptr())`, following `auto buf9 = std::move(buf8);  // reuse` (inductor
 // reuses a buffer only for one of the same dtype); a buffer no kernel call casts (returned, or
 // passed only to other extern calls) records no dtype.
-// Read line by line in one pass; other lines are ignored. What is kept is bounded by the source:
-// one record per output of a call (a second `assert_size_stride` of the same buffer after the same
-// call is a PackageError naming `label` and its line, as is a line naming more than 1,024
-// dimensions or tensors).
+// Read line by line in one pass; other lines are ignored. What is kept is bounded in total: one
+// record per output of a call (a second `assert_size_stride` of the same buffer after the same call
+// is a PackageError naming `label` and its line), at most 1,024 dimensions or tensors a line, and
+// 2^20 recorded dimensions in all (past either: a PackageError naming the line).
 #pragma once
 
 #include <c10/core/ScalarType.h>

@@ -59,8 +59,12 @@ std::optional<std::uint64_t> bytes_spanned(const at::Tensor& t) {
   return static_cast<std::uint64_t>(bytes);
 }
 
-// True if none of the schema's returns aliases an argument (`Tensor(a)`, `Tensor(a!)`).
+// True if none of the schema's returns aliases an argument (`Tensor(a)`, `Tensor(a!)`). One ATen op
+// returns a view of its input without saying so: `_unsafe_view`, which decompositions and inductor
+// call on an intermediate nothing else reads (lite-mode packages call it through the executor);
+// no other registered view op lacks the annotation but the `_copy` ones, which copy.
 std::optional<bool> returns_new_tensors(const c10::FunctionSchema& schema) {
+  if (schema.name() == "aten::_unsafe_view") return false;
   for (const auto& r : schema.returns())
     if (r.alias_info() != nullptr) return false;
   return true;
