@@ -226,7 +226,12 @@ class AOTIRunner:
 
     def run_flat(self, inputs: Sequence[torch.Tensor], *, stream: Any = None) -> list[torch.Tensor]:
         """The flat call: input tensors in, output tensors out (no pytree); `stream` as for `run`."""
-        return self._runner.run_flat(inputs, self._stream_handle(stream))
+        # The call's hot path: one attribute read and the binding's call when no stream is given
+        # (the `_runner` property and `_stream_handle` cost about 0.3 us of a 5 us run).
+        impl = self._impl
+        if impl is None or stream is not None:
+            return self._runner.run_flat(inputs, self._stream_handle(stream))
+        return impl.run_flat(inputs, 0)
 
     def _stream_handle(self, stream: Any) -> int:
         if stream is None:
