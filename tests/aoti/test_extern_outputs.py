@@ -138,7 +138,13 @@ def _many_outputs(source: str, at: int, buffer: str) -> str:
         blocks.append(block)
 
 
+def _reuses(source: str, at: int, buffer: str) -> str:
+    lines = "".join(f"    auto reuse{k} = std::move({buffer});  // reuse\n" for k in range(70_000))
+    return source[:at] + lines + source[at:]
+
+
 _ATTACKS = {
+    "reuses": (_reuses, r"line \d+ reuses recorded buffers more than 65536 times"),
     "repeated": (_repeated_records, r"line \d+ records `buf\d+` a second time after extern call 0"),
     "many outputs": (_many_outputs, r"line \d+ takes the extern outputs' records past 1048576 dimensions in all"),
 }
@@ -184,3 +190,17 @@ def test_output_records_are_bounded_in_total(tmp_path: Path, attack: str) -> Non
     # The load's peak over the source itself (read whole, within max_source_bytes): the records
     # stay under the total bound (about 75 MB).
     assert result["peak_growth_kib"] * 1024 < len(source) + (100 << 20), result
+
+
+def test_a_line_of_many_pointer_reads_is_read_in_one_pass(tmp_path: Path) -> None:
+    """Each `.data_ptr())` is looked at with the bytes just before it: a 60 MiB line of them (no cast
+    among them) made the reader scan back to the line's start at each one."""
+    package = cm.package("extern_output")
+    source = read_member(package, ".wrapper.cpp").decode()
+    at = source.index("\n", source.index("assert_size_stride(", source.index("aoti_torch_proxy_executor_call_"))) + 1
+    source = source[:at] + "    // " + "x.data_ptr())" * (_SOURCE_BYTES // 13) + "\n" + source[at:]
+    hostile = replace_member(package, ".wrapper.cpp", source.encode(), tmp_path / "pointers.pt2")
+    done = subprocess.run([sys.executable, "-c", _LOAD_PEAK, str(hostile)], capture_output=True, text=True,
+                          timeout=300, cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
+    assert json.loads(done.stdout.strip().splitlines()[-1])["error"] is None

@@ -23,6 +23,10 @@ constexpr std::size_t kMaxItems = 1024;
 // 72 bytes, where the source spends 3 or 4): a bound on the whole, not per line. A model of 10,000
 // extern outputs of rank 8 records 160,000; the bound holds the records under about 75 MB.
 constexpr std::size_t kMaxTotalItems = std::size_t{1} << 20;
+// Names a reuse gives recorded buffers (one a reused buffer: a model reuses far fewer).
+constexpr std::size_t kMaxReuses = std::size_t{1} << 16;
+// The longest `(const at::complex<at::Half>*)(NAME` before `.data_ptr())` read as a cast.
+constexpr std::size_t kCastWindow = 256;
 
 std::string_view stripped(std::string_view s) {
   const auto first = s.find_first_not_of(" \t");
@@ -112,6 +116,7 @@ struct Reader {
   std::unordered_map<std::string, std::size_t> record_of;
   std::vector<bool> conflicting;  // by record: kernels cast it as two element types (dtype unknown)
   std::size_t total_items = 0;    // sizes and strides of every record
+  std::size_t reuses = 0;         // names given to recorded buffers by `std::move`
 
   [[noreturn]] void refuse(const std::string& why) const {
     throw PackageError(label + ": line " + std::to_string(line_number) + " " + why);
@@ -183,19 +188,25 @@ struct Reader {
     if (name.substr(0, 5) != "auto ") return;
     const auto rest = line.substr(at + kMove.size());
     auto old = record_of.find(std::string(rest.substr(0, rest.find(')'))));
-    if (old != record_of.end()) record_of[std::string(stripped(name.substr(5)))] = old->second;
+    if (old == record_of.end()) return;
+    if (++reuses > kMaxReuses) refuse("reuses recorded buffers more than " + std::to_string(kMaxReuses) + " times");
+    record_of[std::string(stripped(name.substr(5)))] = old->second;
   }
 
   // Each `(TYPE*)(NAME.data_ptr())` of the line: a kernel argument, NAME's element type as TYPE.
+  // The cast is looked for in the kCastWindow bytes before each `.data_ptr())`, so a line of many
+  // is read in one pass.
   void read_casts(std::string_view line) {
     for (auto at = line.find(kDataPtr); at != std::string_view::npos; at = line.find(kDataPtr, at + 1)) {
-      const auto cast_end = line.rfind("*)(", at);
-      const auto cast_open = cast_end == std::string_view::npos ? cast_end : line.rfind('(', cast_end);
+      const auto from = at > kCastWindow ? at - kCastWindow : 0;
+      const auto window = line.substr(from, at - from);
+      const auto cast_end = window.rfind("*)(");
+      const auto cast_open = cast_end == std::string_view::npos ? cast_end : window.rfind('(', cast_end);
       if (cast_open == std::string_view::npos) continue;
-      const auto name = line.substr(cast_end + 3, at - cast_end - 3);
+      const auto name = window.substr(cast_end + 3);
       auto record = is_name(name) ? record_of.find(std::string(name)) : record_of.end();
       if (record == record_of.end()) continue;
-      const auto type = element_type(stripped(line.substr(cast_open + 1, cast_end - cast_open - 1)));
+      const auto type = element_type(stripped(window.substr(cast_open + 1, cast_end - cast_open - 1)));
       // A type not in the table, or a second type: the record states none.
       auto& out = outputs[record->second];
       if (conflicting[record->second] || !type || (out.dtype && out.dtype != type)) {
