@@ -33,9 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 COMPILER = "g++"
 # The sanitizers, as the fuzz harnesses have them (CMakeLists.txt, EXTERNSPEC_FUZZ), with every report
-# fatal (UBSan's included) and frame pointers kept for the stack traces. (-O3 -DNDEBUG come after
-# these from the Release build: the optimised code the wheel ships is what is checked.)
-SANITIZE_CFLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g")
+# fatal (UBSan's included) and frame pointers kept for the stack traces; -O1 as the sanitizers advise
+# (after the Release build's -O3, binding.py) and -g1, line tables for the reports' frames: half
+# the compile time of -O3 -g (g++ 12, proxy_executor.cpp: 23 s against 48 s; 15 s unsanitised).
+SANITIZE_CFLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
+                   "-O1", "-g1")
 SANITIZE_LDFLAGS = ("-fsanitize=address,undefined",)
 # The runtime, first in the library list as ASan requires (Python is not linked against it).
 # libstdc++ too: ASan's `__cxa_throw` interceptor resolves the real one when the runtime starts, and
@@ -63,6 +65,14 @@ UBSAN_OPTIONS = {
 # packages they run; docs/aoti-packages.md, "Sanitizers", says why these).
 TESTS = ("tests/hostile", "tests/fuzz/test_fuzz_regressions.py", "tests/abi/test_executor_conformance.py",
          "tests/aoti/test_cpp_aoti.py", "tests/aoti/test_cpp_aoti_package.py", "tests/aoti/test_extern_outputs.py")
+
+# Tests that cannot run under ASan, and why (none of them loads es.cpp).
+DESELECT = {
+    "tests/hostile/test_hostile_limits.py::test_a_major_below_one_is_a_version_error_at_once":
+        "its child limits its own address space to 1 GiB (RLIMIT_AS), which ASan's shadow memory, terabytes "
+        "reserved at start, already exceeds: every later allocation fails (MemoryError); it tests the Python "
+        "decoders",
+}
 
 
 def runtime_libraries() -> list[str]:
@@ -131,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     env = environment(log_dir)
     subprocess.run([sys.executable, "-c", _CHECK, str(library)], env=env, cwd=ROOT, check=True)
     tests = pytest_args or list(TESTS)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", str(args.workers), *tests]
+    deselect = [arg for test in DESELECT for arg in ("--deselect", test)]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", str(args.workers), *deselect, *tests]
     print(f"test-sanitize: {library.parent.name} (ASan+UBSan), reports to {log_dir}\n$ {' '.join(command)}",
           flush=True)
     failed = subprocess.run(command, env=env, cwd=ROOT).returncode

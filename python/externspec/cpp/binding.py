@@ -65,10 +65,12 @@ def build_library(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str]
         raise ExternSpecError(f"cannot build es.cpp: {message}")
     build_dir = cache_dir() / "cpp" / f"externspec_cpp_{_source_hash([*extra_cflags, '|', *extra_ldflags])}"
     ldflags = " ".join(extra_ldflags)
+    # The extra flags after the Release ones (CMake's -O3 -DNDEBUG), so that an -O of the caller's
+    # takes effect (in CMAKE_CXX_FLAGS, the sanitizer build's -O1 was overridden by -O3).
     _cmake.build(build_dir, ["-DCMAKE_BUILD_TYPE=Release", "-DEXTERNSPEC_PYTHON=ON",
                              f"-DPython_EXECUTABLE={sys.executable}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}",
-                             f"-DCMAKE_CXX_FLAGS={' '.join(extra_cflags)}", f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}",
-                             f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
+                             f"-DCMAKE_CXX_FLAGS_RELEASE={' '.join(['-O3', '-DNDEBUG', *extra_cflags])}",
+                             f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}", f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
                  "externspec_cpp", what=f"es.cpp against torch {torch.__version__}")
     # Its RUNPATH finds libexternspec_runtime.so beside it.
     return build_dir / f"_binding{sysconfig.get_config_var('EXT_SUFFIX')}"
