@@ -52,19 +52,16 @@ ASAN_OPTIONS = {
     # Stop at the first report (ASan's default for an -fno-sanitize-recover build; said here, so
     # that an ASAN_OPTIONS of the caller's cannot turn it off without it showing).
     "halt_on_error": "1",
-    # torch's CPU allocator turns a failed allocation into a c10::Error ("not enough memory"), which
-    # hostile sizes are meant to end in; ASan would instead report the request itself
-    # (allocation-size-too-big) as if it were a bug of ours.
-    "allocator_may_return_null": "1",
 }
 UBSAN_OPTIONS = {
     "halt_on_error": "1",
     "print_stacktrace": "1",
 }
-# The tests that drive es.cpp with hostile input (in CI after `make test`, whose cache holds the
-# packages they run; docs/aoti-packages.md, "Sanitizers", says why these).
+# The tests that drive es.cpp with hostile input, and the runner's and the C++ executor's own (in CI
+# after `make test`, whose cache holds the packages they run; docs/aoti-packages.md, "Sanitizers").
 TESTS = ("tests/hostile", "tests/fuzz/test_fuzz_regressions.py", "tests/abi/test_executor_conformance.py",
-         "tests/aoti/test_cpp_aoti.py", "tests/aoti/test_cpp_aoti_package.py", "tests/aoti/test_extern_outputs.py")
+         "tests/cpp/test_cpp_executor.py", "tests/aoti/test_cpp_aoti.py", "tests/aoti/test_cpp_aoti_package.py",
+         "tests/aoti/test_extern_outputs.py", "tests/aoti/test_zip_crosscheck.py")
 
 # Tests that cannot run under ASan, and why (none of them loads es.cpp).
 DESELECT = {
