@@ -17,6 +17,9 @@ Without arguments it runs TESTS; with them, those instead (any test of the suite
 * The pass condition: pytest passes and no process wrote a sanitizer report. Every report of every
   process (pytest's workers and the children that tests start, some of which expect a child to fail)
   goes to a file of a fresh log folder (`log_path`); any file there fails the run and is printed.
+* The caller's ASAN_OPTIONS and UBSAN_OPTIONS come after this file's (an option may be added or
+  overridden, e.g. `ASAN_OPTIONS=hard_rss_limit_mb=2560` to make a memory blow-up a report), and
+  `log_path` after them.
 """
 
 from __future__ import annotations
@@ -49,8 +52,7 @@ ASAN_OPTIONS = {
     # CPython and torch are not instrumented and keep what they allocate for the process's life
     # (interned objects, op registries, thread pools): LeakSanitizer reports those at exit, not ours.
     "detect_leaks": "0",
-    # Stop at the first report (ASan's default for an -fno-sanitize-recover build; said here, so
-    # that an ASAN_OPTIONS of the caller's cannot turn it off without it showing).
+    # Stop at the first report (ASan's default; said, as the build's -fno-sanitize-recover says it).
     "halt_on_error": "1",
 }
 UBSAN_OPTIONS = {
@@ -92,8 +94,11 @@ def build() -> Path:
     return binding.build_library(SANITIZE_CFLAGS, SANITIZE_LDFLAGS)
 
 
-def _options(options: dict[str, str], log_dir: Path, name: str) -> str:
-    return ":".join([*(f"{k}={v}" for k, v in options.items()), f"log_path={log_dir / name}"])
+def _options(options: dict[str, str], given: str, log_dir: Path, name: str) -> str:
+    """`options`, then the caller's own (`given`, which may add or override one, e.g.
+    hard_rss_limit_mb), then the log folder, which the pass condition reads and nothing overrides."""
+    return ":".join([*(f"{k}={v}" for k, v in options.items()), *filter(None, given.split(":")),
+                     f"log_path={log_dir / name}"])
 
 
 def environment(log_dir: Path) -> dict[str, str]:
@@ -102,8 +107,8 @@ def environment(log_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({
         "LD_PRELOAD": " ".join(runtime_libraries()),
-        "ASAN_OPTIONS": _options(ASAN_OPTIONS, log_dir, "asan"),
-        "UBSAN_OPTIONS": _options(UBSAN_OPTIONS, log_dir, "ubsan"),
+        "ASAN_OPTIONS": _options(ASAN_OPTIONS, env.get("ASAN_OPTIONS", ""), log_dir, "asan"),
+        "UBSAN_OPTIONS": _options(UBSAN_OPTIONS, env.get("UBSAN_OPTIONS", ""), log_dir, "ubsan"),
         "EXTERNSPEC_CPP_CFLAGS": " ".join(SANITIZE_CFLAGS),
         "EXTERNSPEC_CPP_LDFLAGS": " ".join(SANITIZE_LDFLAGS),
         "CXX": COMPILER,
@@ -140,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     tests = pytest_args or list(TESTS)
     deselect = [arg for test in DESELECT for arg in ("--deselect", test)]
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", str(args.workers), *deselect, *tests]
-    print(f"test-sanitize: {library.parent.name} (ASan+UBSan), reports to {log_dir}\n$ {' '.join(command)}",
-          flush=True)
+    print(f"test-sanitize: {library.parent.name} (ASan+UBSan), reports to {log_dir}\n"
+          f"ASAN_OPTIONS={env['ASAN_OPTIONS']}\nUBSAN_OPTIONS={env['UBSAN_OPTIONS']}\n$ {' '.join(command)}", flush=True)
     failed = subprocess.run(command, env=env, cwd=ROOT).returncode
     found = reports(log_dir)
     for path in found:

@@ -44,3 +44,12 @@ def test_every_report_goes_to_the_folder_the_pass_condition_reads(tmp_path: Path
 
 def test_the_tests_it_runs_exist() -> None:
     assert all((REPO / test).exists() for test in rs.TESTS)
+
+
+def test_the_callers_options_come_after_the_defaults_and_the_log_folder_last(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASAN_OPTIONS", "hard_rss_limit_mb=2560:detect_leaks=1:log_path=/elsewhere")
+    items = rs.environment(tmp_path)["ASAN_OPTIONS"].split(":")
+    assert items.index("detect_leaks=1") > items.index("detect_leaks=0")  # the sanitizer keeps the last
+    assert "hard_rss_limit_mb=2560" in items
+    assert items[-1] == f"log_path={tmp_path / 'asan'}"
