@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     deselect = [arg for test in DESELECT for arg in ("--deselect", test)]
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", str(args.workers), *deselect, *tests]
     print(f"test-sanitize: {library.parent.name} (ASan+UBSan), reports to {log_dir}\n"
-          f"ASAN_OPTIONS={env['ASAN_OPTIONS']}\nUBSAN_OPTIONS={env['UBSAN_OPTIONS']}\n$ {' '.join(command)}", flush=True)
+          f"ASAN_OPTIONS={env['ASAN_OPTIONS']}\nUBSAN_OPTIONS={env['UBSAN_OPTIONS']}\n$ {' '.join(command)}",
+          flush=True)
     failed = subprocess.run(command, env=env, cwd=ROOT).returncode
     found = reports(log_dir)
     for path in found:
