@@ -5,7 +5,8 @@ under ASan (torch and CPython themselves are not instrumented).
 
     python tests/sanitize/run_sanitize.py [pytest arguments]      (or: make test-sanitize)
 
-Without arguments it runs TESTS; with them, those instead (any test of the suite runs the same way).
+Without arguments it runs TESTS; with tests among them, those instead (any test of the suite runs the
+same way); pytest's options alone run TESTS with them.
 
 * The build: the binding's own CMake build (binding.py, `build_library`) with SANITIZE_CFLAGS and
   SANITIZE_LDFLAGS, which go into its cache key, so it has a folder of its own under
@@ -56,7 +57,9 @@ ASAN_OPTIONS = {
     "halt_on_error": "1",
 }
 UBSAN_OPTIONS = {
+    # As ASan's (the build's -fno-sanitize-recover=all already makes every check fatal).
     "halt_on_error": "1",
+    # A UBSan report names only the source line by default; the stack names who called it.
     "print_stacktrace": "1",
 }
 # The tests that drive es.cpp with hostile input, and the runner's and the C++ executor's own (in CI
@@ -142,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = Path(tempfile.mkdtemp(prefix="externspec-sanitize-"))
     env = environment(log_dir)
     subprocess.run([sys.executable, "-c", _CHECK, str(library)], env=env, cwd=ROOT, check=True)
-    tests = pytest_args or list(TESTS)
+    # Options alone (`--durations=20`, `-x`) run TESTS with them.
+    tests = pytest_args if any(not a.startswith("-") for a in pytest_args) else [*pytest_args, *TESTS]
     deselect = [arg for test in DESELECT for arg in ("--deselect", test)]
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", str(args.workers), *deselect, *tests]
     print(f"test-sanitize: {library.parent.name} (ASan+UBSan), reports to {log_dir}\n"
