@@ -14,7 +14,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup wheel matrix-data generate check-generated check-schema lint typecheck docs test bench demo fuzz clean gpu-wheels gpu-check gpu-sim
+.PHONY: help setup wheel matrix-data generate check-generated check-schema lint typecheck docs test test-sanitize bench demo fuzz clean gpu-wheels gpu-check gpu-sim
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.%-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -74,6 +74,14 @@ docs: $(STAMP) ## build docs/ and the API reference (mkdocs.yml) into site/; --s
 # content-hashed and written atomically, so workers share them.
 test: $(STAMP) check-generated check-schema ## run the whole test suite (slow tests included), two workers
 	$(PY) -m pytest -n 2 tests
+
+# es.cpp (binding, executor, runner) built with ASan+UBSan, no recovery, in a cache folder of its own,
+# and the hostile, fuzz-regression, executor-corpus and runner tests run against it with the runtime
+# preloaded; a sanitizer report in any process fails it (tests/sanitize/run_sanitize.py; SANITIZE_TESTS=
+# runs other tests so). After `make test` in CI: the packages those tests run are cached by then.
+SANITIZE_TESTS ?=
+test-sanitize: $(STAMP) ## es.cpp under ASan+UBSan: hostile, fuzz-regression, executor-corpus and runner tests, zero reports
+	$(PY) tests/sanitize/run_sanitize.py $(SANITIZE_TESTS)
 
 # Under each other supported torch (.venv-torch2.14, .venv-torch2.15): the decoder and executor
 # conformance corpora through both executors, packages that torch compiles (the lite-mode zoo, custom

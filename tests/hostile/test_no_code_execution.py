@@ -200,6 +200,10 @@ def test_documents_with_code_shaped_strings_decode_as_data(tmp_path: Path, monke
     code = f"__import__('os').system('{cmd}')"
     program = json.loads((CONFORMANCE / "valid" / "exported_program_minimal.json")
                          .read_text(encoding="utf-8"))
+    # The models build their validators on first use (defer_build, _modelbase.py), and pydantic's build
+    # evaluates their annotations with eval: built here, outside the tripwires, or the test failed
+    # whenever it was its process's first ExportedProgram (alone, or in a subset such as test-sanitize's).
+    es.loads(json.dumps(program), es.ExportedProgram)
     program["graph_module"]["graph"]["nodes"] = [{
         "target": code, "inputs": [{"name": "x", "arg": {"as_operator": code}, "kind": 1}],
         "outputs": [{"as_custom_obj": {"name": code, "class_fqn": "os.system"}}],

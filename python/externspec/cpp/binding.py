@@ -44,8 +44,16 @@ def _source_hash(flags: Sequence[str]) -> str:
 
 def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -> ModuleType:
     """Build (or load from the cache) the binding from source with CMakeLists.txt, with extra
-    compiler and linker flags (e.g. AddressSanitizer's). Parallel builds of one tree (pytest workers,
-    processes of several checkouts sharing the cache) wait for each other on a lock file."""
+    compiler and linker flags (e.g. AddressSanitizer's), and import it. Parallel builds of one tree
+    (pytest workers, processes of several checkouts sharing the cache) wait for each other on a lock
+    file."""
+    return _cmake.import_built("_binding", build_library(extra_cflags, extra_ldflags))
+
+
+def build_library(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -> Path:
+    """`build` without the import: the path of the built extension module. A sanitizer build is
+    compiled by a process without the sanitizer runtime (its compilers run at full speed) and
+    imported by one that preloads it (tests/sanitize/run_sanitize.py)."""
     from torch.utils import cmake_prefix_path
 
     cmakelists = _cmake.SOURCE_ROOT / "CMakeLists.txt"
@@ -57,13 +65,15 @@ def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -
         raise ExternSpecError(f"cannot build es.cpp: {message}")
     build_dir = cache_dir() / "cpp" / f"externspec_cpp_{_source_hash([*extra_cflags, '|', *extra_ldflags])}"
     ldflags = " ".join(extra_ldflags)
+    # The extra flags after the Release ones (CMake's -O3 -DNDEBUG), so that an -O of the caller's
+    # takes effect (in CMAKE_CXX_FLAGS, the sanitizer build's -O1 was overridden by -O3).
     _cmake.build(build_dir, ["-DCMAKE_BUILD_TYPE=Release", "-DEXTERNSPEC_PYTHON=ON",
                              f"-DPython_EXECUTABLE={sys.executable}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}",
-                             f"-DCMAKE_CXX_FLAGS={' '.join(extra_cflags)}", f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}",
-                             f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
+                             f"-DCMAKE_CXX_FLAGS_RELEASE={' '.join(['-O3', '-DNDEBUG', *extra_cflags])}",
+                             f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}", f"-DCMAKE_MODULE_LINKER_FLAGS={ldflags}"],
                  "externspec_cpp", what=f"es.cpp against torch {torch.__version__}")
     # Its RUNPATH finds libexternspec_runtime.so beside it.
-    return _cmake.import_built("_binding", build_dir / f"_binding{sysconfig.get_config_var('EXT_SUFFIX')}")
+    return build_dir / f"_binding{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
 def prebuilt() -> ModuleType | None:
