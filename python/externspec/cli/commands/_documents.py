@@ -8,6 +8,7 @@ configs. Other members (kernel metadata, weights) are not schema documents and a
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -20,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 import externspec as es
-from externspec import aoti
+from externspec import aoti, file_kind
 from externspec.wire import limits
 from externspec.wire import version as _version
 
@@ -44,13 +45,15 @@ class InputError(Exception):
     """A file that cannot be read as any document (missing, not JSON, unknown kind). Exit code 1.
 
     Data, as the library's errors: `label` names the file or archive member, `path` the JSON path
-    of the problem (`$`: the document as a whole), `message` says what is wrong; `str(e)` is
-    `label: message` (or `label: path: message` when the path is not `$`)."""
+    of the problem (`$`: the document as a whole), `message` says what is wrong, `kind` what kind
+    of problem (`input`, or a file kind of `externspec.file_kind.KINDS` for a file that is not what
+    the command reads); `str(e)` is `label: message` (or `label: path: message` when the path is not `$`)."""
 
-    def __init__(self, label: str, message: str, *, path: str = "$"):
+    def __init__(self, label: str, message: str, *, path: str = "$", kind: str = "input"):
         self.label = label
         self.message = message
         self.path = path
+        self.kind = kind
         super().__init__(f"{label}: {message}" if path == "$" else f"{label}: {path}: {message}")
 
 
@@ -66,6 +69,9 @@ class Source:
     format: str  # json | binary | compact
     type: type[BaseModel] | None = None
     error: str | None = None
+    # An AOTInductor model folder without an extern-kernel file: the model makes no extern calls,
+    # and the source is the empty spec that absence means (`{"nodes": []}`).
+    absent: bool = False
 
 
 def format_of(path: str, override: str | None = None) -> str | None:
@@ -125,6 +131,7 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
     archive = open_archive(path, f)
     with archive:
         found = False
+        yield from no_extern_calls(path, archive.namelist())
         for info in archive.infolist():
             kind = aoti.member_type(info.filename)
             if kind is None:
@@ -137,17 +144,31 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
                 yield Source(label, b"", "json", forced or kind, error=e.message)
                 continue
             yield Source(label, data, "json", forced or kind)
-        if not found:
-            raise no_documents(path)
+        if not found and file_kind.archive_kind(archive.namelist()) != "aoti_package":
+            raise no_documents(path, archive.namelist())
 
 
-def no_documents(path: str) -> InputError:
+def no_extern_calls(path: str, names: list[str]) -> Iterator[Source]:
+    """One empty spec per model folder of an AOTInductor package that has a model but no
+    extern-kernel file: what torch writes for a model without extern calls (2.15's default mode)."""
+    folders = sorted({n.rsplit("/", 1)[0] for n in names if any(fnmatch.fnmatchcase(n, p)
+                                                                 for p in file_kind.MODEL_MEMBERS)})
+    for folder in folders:
+        if not any(fnmatch.fnmatchcase(n, f"{folder}/*.wrapper.json") for n in names):
+            yield Source(f"{path}:{folder}/", b'{"nodes": []}', "json", es.ExternKernelNodes, absent=True)
+
+
+def no_documents(path: str, names: list[str]) -> InputError:
+    """An archive with no schema member: what it is (file_kind), and where externspec looked."""
+    kind = file_kind.archive_kind(names)
+    if kind != "other_zip":
+        return InputError(path, file_kind.describe(kind), kind=kind)
     return InputError(path, f"no externspec document in this archive (looked for "
-                      f"{', '.join(p for p, _ in aoti.SCHEMA_MEMBERS)})")
+                      f"{', '.join(p for p, _ in aoti.SCHEMA_MEMBERS)}): {file_kind.describe(kind)}", kind=kind)
 
 
 def not_an_archive(path: str) -> InputError:
-    return InputError(path, "not a zip archive (a .pt2 file is one): truncated or not a .pt2")
+    return InputError(path, file_kind.describe("not_zip"), kind="not_zip")
 
 
 def open_archive(path: str, f: IO[bytes]) -> zipfile.ZipFile:
@@ -267,12 +288,20 @@ def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> Base
     raise best
 
 
-def summary(model: BaseModel) -> str:
-    """A short description: type, schema version, size."""
+NO_EXTERN_CALLS = "no extern calls"
+ABSENT = f"{NO_EXTERN_CALLS} (the model folder has no *.wrapper.json)"
+
+
+def summary(model: BaseModel, *, absent: bool = False) -> str:
+    """A short description: type, schema version, size (`absent`: the spec of a model folder
+    without an extern-kernel file, `no_extern_calls`)."""
     name = type(model).__name__
+    if absent:
+        return f"AOTInductor model, {ABSENT}"
     if isinstance(model, es.ExternKernelNodes):
         n = len(model.nodes)
-        return f"{name}, {schema_version_text(model)}, {n} node{'s' if n != 1 else ''}"
+        return f"{name}, {schema_version_text(model)}, {n} node{'s' if n != 1 else ''}" if n else \
+            f"{name}, {schema_version_text(model)}, {NO_EXTERN_CALLS}"
     if isinstance(model, es.ExportedProgram):
         n = len(model.graph_module.graph.nodes)
         return f"{name}, {schema_version_text(model)}, {n} node{'s' if n != 1 else ''}"

@@ -65,20 +65,23 @@ def run(args: argparse.Namespace) -> int:
                 assert isinstance(spec, es.ExternKernelNodes)
                 namespaces = op_namespaces(n.node for n in spec.nodes)
                 result.fields["namespaces"] = {**result.fields.get("namespaces", {}), **namespaces}
-                if reporter.text:
+                if reporter.text and spec.nodes:
                     print(shown(f"{source.label}: {namespaces_text(namespaces)}"))
                 executor = es.ProxyExecutor(spec)
                 version = spec.schema_version
                 origin = (f"schema {version.major}.{version.minor}" if version
                           else "no schema_version (torch-written)")
                 result.fields["documents"].append({
-                    "source": source.label,
+                    "source": source.label, "summary": docs.summary(spec, absent=source.absent),
                     "schema_version": f"{version.major}.{version.minor}" if version else None,
                     "nodes": [{"label": plan.label, "int_inputs": plan.layout.int_inputs,
                                "int_outputs": plan.layout.int_outputs, "tensor_inputs": plan.layout.tensor_inputs,
                                "tensor_outputs": plan.layout.tensor_outputs}
                               for plan in executor.plans]})
                 if not reporter.text:
+                    continue
+                if not executor.plans:
+                    print(f"{shown(source.label)}: {docs.summary(spec, absent=source.absent)}")
                     continue
                 print(f"{shown(source.label)}: {len(executor)} nodes, {origin}: every node matches its op")
                 for plan in executor.plans:

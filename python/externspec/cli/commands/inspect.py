@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 label = source.label
                 model = docs.decode(source)
                 if _nodes(model) is not None:
-                    documents.append((source.label, model))
+                    documents.append((source.label, model, source.absent))
             if not documents:
                 label = path
                 raise docs.InputError(path, "no document with nodes (PayloadConfig only)")
@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"externspec inspect: {shown(str(e))}", file=sys.stderr)
             reporter.add(result)
             continue
-        described = [describe(label, model, slots=not args.no_slots) for label, model in documents]
+        described = [describe(label, model, slots=not args.no_slots, absent=absent)
+                     for label, model, absent in documents]
         result.fields["documents"] = described
         reporter.add(result)
         if reporter.text:
@@ -79,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
                     print()
                 printed += 1
                 print(paint(shown(doc["source"]), "bold"))
+                if not doc["nodes"]:  # a spec of no extern calls: nothing to tabulate
+                    print(doc["summary"])
+                    continue
                 print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
                       f"{'s' if len(doc['nodes']) != 1 else ''}")
                 print()
@@ -104,7 +108,7 @@ def _nodes(model: BaseModel) -> list[tuple[str | None, es.Node]] | None:
     return None
 
 
-def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, Any]:
+def describe(label: str, model: BaseModel, *, slots: bool = True, absent: bool = False) -> dict[str, Any]:
     """The machine-readable form of one document (an entry of `--format json`'s `documents`):
     argument values as their wire JSON (`value`) and as the table shows them (`text`), slots as
     `{"kind", "count"}` from the executors' own layout (`abi.layout.node_layout`; None where the
@@ -132,6 +136,7 @@ def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, A
         "type": type(model).__name__,
         "schema_version": docs.facts(model)["schema_version"],
         "schema_version_text": docs.schema_version_text(model),
+        "summary": docs.summary(model, absent=absent),
         "nodes": nodes,
     }
     if slots:  # torch is imported: say which op namespaces this process lacks

@@ -145,14 +145,14 @@ def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType,
     """member name -> (its upgraded JSON, the schema it now has), for the schema members of an older
     major, and with --name-defaults the torch-written extern-kernel files. Every schema member is
     decoded (and its problems reported) before anything is written."""
-    from ... import aoti, wire
+    from ... import aoti, file_kind, wire
     from ...wire import version
     from . import _documents as docs
 
     rewritten: dict[str, tuple[bytes, str]] = {}
     kinds = [(info, aoti.member_type(info.filename)) for info in archive.infolist()]
-    if all(kind is None for _, kind in kinds):
-        raise docs.no_documents(path)  # not the archive the user meant: worded as validate words it
+    if all(kind is None for _, kind in kinds) and file_kind.archive_kind(archive.namelist()) != "aoti_package":
+        raise docs.no_documents(path, archive.namelist())  # not the archive the user meant: worded as validate words it
     for info, kind in kinds:
         type_ = getattr(models, kind.__name__, None) if kind is not None else None
         if type_ is None:
