@@ -148,6 +148,10 @@ class SpecMismatchError(ExternSpecError, ValueError):
     """A node does not match the op it names, found at load time: unknown op, missing, unknown or
     retyped argument, changed returns (the message names the node, the argument and both types)."""
 
+    # The op namespace no loaded library registers, where that is why (data for the surface's
+    # advice: `--load` on the command line, `op_libraries` in Python).
+    missing_namespace: str | None = None
+
 
 class CallError(ExternSpecError, ValueError):
     """A call does not match what it must: arguments that do not bind to the op's schema (at

@@ -72,6 +72,8 @@ class Source:
     # An AOTInductor model folder without an extern-kernel file: the model makes no extern calls,
     # and the source is the empty spec that absence means (`{"nodes": []}`).
     absent: bool = False
+    archive: str | None = None  # the archive and the member, for a source inside one
+    member: str | None = None
 
 
 def format_of(path: str, override: str | None = None) -> str | None:
@@ -143,9 +145,39 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
             except InputError as e:
                 yield Source(label, b"", "json", forced or kind, error=e.message)
                 continue
-            yield Source(label, data, "json", forced or kind)
+            yield Source(label, data, "json", forced or kind, archive=path, member=info.filename)
         if not found and file_kind.archive_kind(archive.namelist()) != "aoti_package":
             raise no_documents(path, archive.namelist())
+
+
+def call_lengths(source: Source) -> tuple[tuple[int, int, int], ...] | None:
+    """The (node, num_ints, num_tensors) of each call of the wrapper source beside an archive's
+    extern-kernel member (they decide its call layout, as at load in the runner); None for a
+    document outside an archive, or an archive without that source."""
+    if source.archive is None or source.member is None or source.absent:
+        return None
+    try:
+        with open(source.archive, "rb") as f, open_archive(source.archive, f) as archive:
+            return wrapper_calls(source.archive, archive, source.member)
+    except OSError as e:
+        raise InputError(source.archive, f"cannot read: {e.strerror or e}") from None
+
+
+def wrapper_calls(path: str, archive: zipfile.ZipFile, member: str) -> tuple[tuple[int, int, int], ...] | None:
+    """The (node, num_ints, num_tensors) of each call in the wrapper source beside extern-kernel file
+    `member`, read bounded as `aoti.read_package` reads it; None when the archive has no such member."""
+    name = aoti.wrapper_source(member)
+    infos = [i for i in archive.infolist() if i.filename == name]
+    if not infos:
+        return None
+    label = f"{path}:{name}"
+    try:
+        cpp = aoti.read_member(archive, infos[0], aoti.MAX_SOURCE_BYTES, label, limit_name="max_source_bytes")
+        return aoti.wrapper_call_lengths(cpp.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(label, f"not UTF-8 at byte {e.start}") from None
+    except es.PackageError as e:
+        raise InputError(label, e.message) from None
 
 
 def no_extern_calls(path: str, names: list[str]) -> Iterator[Source]:
