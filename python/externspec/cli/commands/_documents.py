@@ -287,9 +287,34 @@ def decode(source: Source, *, strict: bool = False) -> BaseModel:
     from externspec import thrift  # imported when needed: the JSON path stays light
 
     protocol: Protocol = "binary" if source.format == "binary" else "compact"
-    if source.type is not None:
-        return thrift.loads(source.data, source.type, protocol, strict=strict, source=source.label)
-    return _decode_thrift_any(source, protocol, strict)
+    try:
+        if source.type is not None:
+            return thrift.loads(source.data, source.type, protocol, strict=strict, source=source.label)
+        return _decode_thrift_any(source, protocol, strict)
+    except (es.DecodeError, InputError) as e:
+        other = _other_format(source, protocol)
+        if other is None:
+            raise
+        first = e.message if isinstance(e, InputError) else e.errors()[0]["message"]
+        raise InputError(source.label, f"not a Thrift {protocol} document ({first}); it reads as {other[0]}: "
+                         f"pass --from {other[1]}") from None
+
+
+def _other_format(source: Source, protocol: Protocol) -> tuple[str, str] | None:
+    """What a document that is not Thrift `protocol` reads as instead, and the `--from` that reads
+    it: JSON, or the other Thrift protocol (a `.tbin` holding compact); None when neither reads it."""
+    from externspec import thrift
+
+    if source.data.lstrip()[:1] == b"{":
+        return "JSON", "json"
+    other: Protocol = "compact" if protocol == "binary" else "binary"
+    for doc_type in [source.type] if source.type is not None else list(DOCUMENT_TYPES.values()):
+        try:
+            thrift.loads(source.data, doc_type, other, source=source.label)
+        except es.DecodeError:
+            continue
+        return f"a Thrift {other} {doc_type.__name__}", other
+    return None
 
 
 def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> BaseModel:
@@ -318,10 +343,6 @@ def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> Base
         raise InputError(source.label, f"not a Thrift {protocol} document of any externspec type "
                          f"({', '.join(DOCUMENT_TYPES)}); first problem: {best.errors()[0]['message']}")
     raise best
-
-
-NO_EXTERN_CALLS = "no extern calls"
-ABSENT = f"{NO_EXTERN_CALLS} (the model folder has no *.wrapper.json)"
 
 
 def summary(model: BaseModel, *, absent: bool = False) -> str:

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         message = "needs torch, which is not installed (pip install 'externspec[torch]')"
         print(f"externspec check-spec: {message}", file=sys.stderr)
-        return 1 if reporter.text else reporter.fail_all(args.files, "setup", message)
+        return 2 if reporter.text else reporter.fail_all(args.files, "setup", message) and 2
     import externspec as es
 
     from . import _ops
