@@ -164,11 +164,14 @@ class PackageError(ExternSpecError, ValueError):
     an AOTInductor model. The message names the package and the member.
 
     Where the package and member are known apart from the sentence, `source` names them
-    (`pkg.pt2!member`) and `message` is the sentence alone; `str(e)` is `source: message`."""
+    (`pkg.pt2!member`) and `message` is the sentence alone; `str(e)` is `source: message`. `kind`,
+    for a file that is not an AOTInductor package, says what it is (a key of
+    `externspec.file_kind.KINDS`: `exported_program`, `torchscript`, `not_zip`, ...), as data."""
 
-    def __init__(self, message: str, *, source: str | None = None):
+    def __init__(self, message: str, *, source: str | None = None, kind: str | None = None):
         self.message = message
         self.source = source
+        self.kind = kind
         super().__init__(f"{source}: {message}" if source else message)
 
 

@@ -42,6 +42,11 @@ KINDS: dict[str, tuple[str, str]] = {
 }
 
 
+# Where a package goes instead of an executor that takes a spec (both executors say it).
+SPEC_OF_PACKAGE = ("run a package with es.cpp.AOTIRunner(path), or read its spec with "
+                   "externspec.aoti.read_package(path).nodes")
+
+
 def archive_kind(names: Iterable[str]) -> str:
     """The kind of a zip archive with these member names (a key of `KINDS`, never `not_zip`)."""
     names = list(names)

@@ -319,7 +319,11 @@ void translate_exception(std::exception_ptr p) {
   } catch (const externspec::UnsupportedError& e) {
     raise_node_error(unsupported_error, e);
   } catch (const externspec::PackageError& e) {
-    raise_as(package_error, e.what());
+    if (e.kind.empty()) {
+      raise_as(package_error, e.what());
+    } else {  // what the file is crosses as data (PackageError.kind)
+      PyErr_SetObject(package_error.ptr(), package_error(text(e.what()), py::arg("kind") = e.kind).ptr());
+    }
   } catch (const externspec::ModelError& e) {
     raise_as(model_error, e.what());
   } catch (const std::invalid_argument& e) {

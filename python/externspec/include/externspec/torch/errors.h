@@ -40,10 +40,13 @@ class UnsupportedError : public NodeError {
 };
 
 // A package (.pt2) cannot be loaded: not a zip archive, no such model, a member whose name escapes
-// the package or whose size is over a limit, a library that is not an AOTInductor model.
+// the package or whose size is over a limit, a library that is not an AOTInductor model. `kind`,
+// for a file that is not an AOTInductor package, says what it is (externspec.file_kind's keys:
+// "exported_program", "torchscript", "not_zip", ...; Python: PackageError.kind), as data.
 class PackageError : public Error {
  public:
   using Error::Error;
+  std::string kind;
 };
 
 // A compiled model failed while running: its own check on the inputs' values (`torch._check`) or
