@@ -159,8 +159,8 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
                 why = "is missing (the calls are read from the generated wrapper source)" if not cpp_infos \
                     else f"appears {len(cpp_infos)} times"
                 raise PackageError(f"{label}: member {cpp_name!r} {why}")
-            json_bytes = read_member(z, json_infos[0], spec_limit, f"{label}!{json_name}",
-                                     limit_name="max_spec_bytes" if max_spec_bytes is not None else DEFAULT_LIMIT_NAME) \
+            limit_name = "max_spec_bytes" if max_spec_bytes is not None else DEFAULT_LIMIT_NAME
+            json_bytes = read_member(z, json_infos[0], spec_limit, f"{label}!{json_name}", limit_name=limit_name) \
                 if json_infos else NO_EXTERN_CALLS
             cpp_bytes = read_member(z, cpp_infos[0], max_source_bytes, f"{label}!{cpp_name}",
                                     limit_name="max_source_bytes")

@@ -96,8 +96,8 @@ def spec_layout(spec: ExternKernelNodes, call_lengths: Iterable[tuple[int, int, 
         except SpecMismatchError as e:
             refused = e
     candidates = {i: {k: p.layout for k, p in both.items()} for i, both in choice.candidates.items()}
-    return SpecLayout(choice.layout if candidates or planned else None, _decided_by(spec, planned, choice, call_lengths),
-                      tuple(nodes), candidates, refused)
+    decided = choice.layout if candidates or planned else None
+    return SpecLayout(decided, _decided_by(spec, planned, choice, call_lengths), tuple(nodes), candidates, refused)
 
 
 def _decided_by(spec: ExternKernelNodes, planned: CallLayout | None, choice: LayoutChoice,

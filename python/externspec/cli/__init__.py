@@ -57,7 +57,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def options_epilog(sub: argparse._SubParsersAction) -> str:  # type: ignore[type-arg]
+def options_epilog(sub: argparse._SubParsersAction) -> str:
     """Every command's options, for the top-level `--help` (`externspec COMMAND --help` explains each):
     no option is found only by asking each command."""
     lines = ["options of each command (externspec COMMAND --help says what they do):"]

@@ -345,6 +345,10 @@ def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> Base
     raise best
 
 
+NO_EXTERN_CALLS = "no extern calls"
+ABSENT = f"{NO_EXTERN_CALLS} (the model folder has no *.wrapper.json)"
+
+
 def summary(model: BaseModel, *, absent: bool = False) -> str:
     """A short description: type, schema version, size (`absent`: the spec of a model folder
     without an extern-kernel file, `no_extern_calls`)."""

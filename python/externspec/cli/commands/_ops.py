@@ -49,15 +49,19 @@ def register_ops(specs: list[str], command: str) -> bool:
     return True
 
 
-def load_advice(exc: BaseException, nodes: Mapping[int, tuple[str | None, object]] | Sequence[tuple[str | None, object]]) -> str:
+Nodes = Mapping[int, tuple[str | None, object]] | Sequence[tuple[str | None, object]]
+
+
+def load_advice(exc: BaseException, nodes: Nodes) -> str:
     """An executor error as the command line says it: where no library registers the op's namespace
     (`SpecMismatchError.missing_namespace`, data), the advice names `--load`, the command's own flag,
     not the Python runner's `op_libraries`; `nodes` are the spec's (name, node) pairs."""
     namespace = getattr(exc, "missing_namespace", None)
     index = getattr(exc, "node", None)
-    found = nodes.get(index) if isinstance(nodes, Mapping) else (
-        nodes[index] if index is not None and 0 <= index < len(nodes) else None)
-    if namespace is None or index is None or found is None:
+    if namespace is None or not isinstance(index, int):
+        return str(exc)
+    found = nodes.get(index) if isinstance(nodes, Mapping) else (nodes[index] if 0 <= index < len(nodes) else None)
+    if found is None:
         return str(exc)
     name, node = found
     target = getattr(node, "target", "")

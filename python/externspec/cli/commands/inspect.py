@@ -137,7 +137,7 @@ def describe(label: str, model: BaseModel, *, slots: bool = True, absent: bool =
         # Omitted arguments that still take slots: kwarg-only defaults the calls pass.
         passed = [_argument(a.name, a.arg, a) for a in placed.values() if not a.given and a.arg and a.count]
         outputs = [{"member": o.type, "value": wire_value(o), "text": value_text(o.value)} for o in node.outputs]
-        entry = {"index": index, "name": name, "target": node.target, "inputs": inputs,
+        entry: dict[str, Any] = {"index": index, "name": name, "target": node.target, "inputs": inputs,
                  "passed_defaults": passed, "outputs": outputs, "slots": _counts(layout) if layout else None,
                  "slots_refused": refused}
         if decided is not None and index in decided.candidates:
