@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
                       f"{'s' if len(doc['nodes']) != 1 else ''}")
-                if doc.get("call_layout_decided_by"):
+                if any("layouts" in node for node in doc["nodes"]):  # only where the layout changes a count
                     print(f"call layout {doc['call_layout'] or 'undecided'}: {doc['call_layout_decided_by']}")
                 print()
                 print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
