@@ -43,6 +43,8 @@ def test_inspect_counts_are_the_runs(release: str) -> None:
     (inspected,) = _report("inspect", "--json", "--load", OPS, str(package))[0]["documents"]
     (checked,) = _report("check-spec", "--json", "--load", OPS, str(package))[0]["documents"]
     assert inspected["call_layout"] == checked["call_layout"] == LAYOUTS[release]
+    assert inspected["ops"] == ["aten::_softmax", "aten::addmm", "aten::relu", "aten::sub.Tensor", "aten::t",
+                                "es_matrix::scale"]
     assert inspected["call_layout_decided_by"] == checked["call_layout_decided_by"] == \
         "decided by the wrapper's call of node 1"
     addmm = inspected["nodes"][1]

@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
                         print(shown(node["slots_refused"]))
                 if "call_layout_refused" in doc:
                     print(shown(f"the runner refuses this package: {doc['call_layout_refused']['message']}"))
+                print(shown(f"ops called: {', '.join(doc['ops'])}"))
                 if "namespaces" in doc:
                     print(shown(namespaces_text(doc["namespaces"])))
     return reporter.finish()
@@ -156,6 +157,7 @@ def describe(label: str, model: BaseModel, *, slots: bool = True, absent: bool =
         out["call_layout_decided_by"] = decided.decided_by
         if decided.refused is not None:  # the wrapper's calls fit no layout: the runner refuses the package
             out["call_layout_refused"] = {"node": decided.refused.node, "message": str(decided.refused)}
+    out["ops"] = sorted({node.target for _, node in _nodes(model) or []})  # what a runtime must provide
     if slots:  # torch is imported: say which op namespaces this process lacks
         from externspec.abi.ops import op_namespaces
 
