@@ -14,6 +14,7 @@ lies about its size is a `PackageError` naming it.
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import re
 import zipfile
@@ -132,7 +133,7 @@ def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCa
     return calls
 
 
-def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = None,
+def read_package(path: str | os.PathLike[str] | bytes | bytearray | memoryview, *, max_spec_bytes: int | None = None,
                  max_source_bytes: int = MAX_SOURCE_BYTES) -> ExternPackage:
     """Extract the extern-kernel file and wrapper calls of an AOTInductor package.
 
@@ -142,11 +143,16 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
     the package and the member when the archive is not a zip, a member is missing, repeated, over its
     limit, not the size or CRC its directory records, or the source is not UTF-8. The wrapper source
     is required: the calls are read from it (a package can run without it, so `es.cpp.AOTIRunner`
-    loads one; `read_package` cannot replay it)."""
-    label = os.fspath(path)
+    loads one; `read_package` cannot replay it). `path` may be the package's bytes (from an object
+    store or a database: nothing is written to disk), named `<bytes>` in messages."""
+    archive: io.BytesIO | str | os.PathLike[str]
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        label, archive = "<bytes>", io.BytesIO(path)
+    else:
+        label, archive = os.fspath(path), path
     spec_limit = limits.max_json_bytes(max_spec_bytes)  # the process default as it is now
     try:
-        with zipfile.ZipFile(path) as z:
+        with zipfile.ZipFile(archive) as z:
             infos = z.infolist()
             kind = file_kind.archive_kind(z.namelist())
             if kind != "aoti_package":

@@ -9,6 +9,7 @@ configs. Other members (kernel metadata, weights) are not schema documents and a
 from __future__ import annotations
 
 import fnmatch
+import io
 import json
 import os
 import re
@@ -74,6 +75,7 @@ class Source:
     absent: bool = False
     archive: str | None = None  # the archive and the member, for a source inside one
     member: str | None = None
+    archive_data: bytes | None = None  # the archive's bytes, where it came from stdin
 
 
 def format_of(path: str, override: str | None = None) -> str | None:
@@ -105,6 +107,11 @@ def read_sources(path: str, *, format: str | None = None, type_name: str | None 
     forced = DOCUMENT_TYPES[type_name] if type_name else None
     if path == "-":
         data = _read_bounded(sys.stdin.buffer, "<stdin>")
+        if data[:4] in _ZIP_MAGIC:  # a package piped in: its members, read from memory
+            for source in _archive_sources("-", io.BytesIO(data), forced):
+                source.archive_data = data
+                yield source
+            return
         yield Source("-", data, format or _sniff(data), forced)
         return
     try:
@@ -122,6 +129,9 @@ def read_sources(path: str, *, format: str | None = None, type_name: str | None 
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
     yield Source(path, data, format_of(path, format) or _sniff(data), forced)
+
+
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 
 def _sniff(data: bytes) -> str:
@@ -157,7 +167,9 @@ def call_lengths(source: Source) -> tuple[tuple[int, int, int], ...] | None:
     if source.archive is None or source.member is None or source.absent:
         return None
     try:
-        with open(source.archive, "rb") as f, open_archive(source.archive, f) as archive:
+        data = source.archive_data
+        with (io.BytesIO(data) if data is not None else open(source.archive, "rb")) as f, \
+                open_archive(source.archive, f) as archive:
             return wrapper_calls(source.archive, archive, source.member)
     except OSError as e:
         raise InputError(source.archive, f"cannot read: {e.strerror or e}") from None
