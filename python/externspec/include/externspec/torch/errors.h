@@ -20,10 +20,13 @@ class NodeError : public Error {
 };
 
 // A node does not match the op it names (load time): unknown op, missing, unknown or retyped
-// argument, changed returns.
+// argument, changed returns. `missing_namespace`: the op namespace no loaded library registers,
+// where that is why (Python: SpecMismatchError.missing_namespace), so a surface words its own
+// advice (the command line's `--load`) without reading the message.
 class SpecMismatchError : public NodeError {
  public:
   using NodeError::NodeError;
+  std::string missing_namespace;
 };
 
 // A call's flat arrays do not match the node's plan (call time), or an int/list return differs
