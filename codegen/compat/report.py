@@ -46,6 +46,11 @@ class Report:
             options.append(option)
         elif v.expected is not None:
             e = v.expected
+            if v.new is not None and v.new > e and v.new[0] == e[0] and v.required != Bump.MAJOR:
+                # NEW is past the version these changes need: OLD is an older release, not the last one.
+                options.append(f"if OLD ({fmt(v.old) if v.old else '?'}) is an older release, not the last one "
+                               f"before {fmt(v.new)}: accept any version at least as big as required with "
+                               "`externspec compat --at-least`, or compare NEW with the last release")
             step = f'set SCHEMA_VERSION to {{"major": {e[0]}, "minor": {e[1]}}}{where}'
             if v.required == Bump.MAJOR:
                 step += (" and register an upgrader from major "

@@ -14,6 +14,7 @@ lies about its size is a `PackageError` naming it.
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import re
 import zipfile
@@ -24,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from . import file_kind
 from ._generated.models import ExportedProgram, ExternKernelNodes, PayloadConfig
 from .errors import ExternSpecError, PackageError
 from .wire import limits, loads
@@ -131,7 +133,7 @@ def parse_wrapper_calls(cpp: str, source: str = "wrapper.cpp") -> list[WrapperCa
     return calls
 
 
-def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = None,
+def read_package(path: str | os.PathLike[str] | bytes | bytearray | memoryview, *, max_spec_bytes: int | None = None,
                  max_source_bytes: int = MAX_SOURCE_BYTES) -> ExternPackage:
     """Extract the extern-kernel file and wrapper calls of an AOTInductor package.
 
@@ -141,28 +143,35 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
     the package and the member when the archive is not a zip, a member is missing, repeated, over its
     limit, not the size or CRC its directory records, or the source is not UTF-8. The wrapper source
     is required: the calls are read from it (a package can run without it, so `es.cpp.AOTIRunner`
-    loads one; `read_package` cannot replay it)."""
-    label = os.fspath(path)
+    loads one; `read_package` cannot replay it). `path` may be the package's bytes (from an object
+    store or a database: nothing is written to disk), named `<bytes>` in messages."""
+    archive: io.BytesIO | str | os.PathLike[str]
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        label, archive = "<bytes>", io.BytesIO(path)
+    else:
+        label, archive = os.fspath(path), path
     spec_limit = limits.max_json_bytes(max_spec_bytes)  # the process default as it is now
     try:
-        with zipfile.ZipFile(path) as z:
+        with zipfile.ZipFile(archive) as z:
             infos = z.infolist()
+            kind = file_kind.archive_kind(z.namelist())
+            if kind != "aoti_package":
+                raise PackageError(file_kind.describe(kind), source=label, kind=kind)
             json_infos = [i for i in infos if fnmatch.fnmatchcase(i.filename, EXTERN_KERNELS)]
-            if len(json_infos) != 1:
-                raise PackageError(f"{label}: expected one {EXTERN_KERNELS}, found {[i.filename for i in json_infos]}")
-            json_name = json_infos[0].filename
+            json_name = _spec_member(label, infos, json_infos)
             cpp_name = wrapper_source(json_name)
             cpp_infos = [i for i in infos if i.filename == cpp_name]
             if len(cpp_infos) != 1:
                 why = "is missing (the calls are read from the generated wrapper source)" if not cpp_infos \
                     else f"appears {len(cpp_infos)} times"
                 raise PackageError(f"{label}: member {cpp_name!r} {why}")
-            json_bytes = read_member(z, json_infos[0], spec_limit, f"{label}!{json_name}",
-                                     limit_name="max_spec_bytes" if max_spec_bytes is not None else DEFAULT_LIMIT_NAME)
+            limit_name = "max_spec_bytes" if max_spec_bytes is not None else DEFAULT_LIMIT_NAME
+            json_bytes = read_member(z, json_infos[0], spec_limit, f"{label}!{json_name}", limit_name=limit_name) \
+                if json_infos else NO_EXTERN_CALLS
             cpp_bytes = read_member(z, cpp_infos[0], max_source_bytes, f"{label}!{cpp_name}",
                                     limit_name="max_source_bytes")
-    except zipfile.BadZipFile as e:
-        raise PackageError(f"{label}: not a readable zip archive: {e}") from None
+    except zipfile.BadZipFile:
+        raise PackageError(file_kind.describe("not_zip"), source=label, kind="not_zip") from None
     nodes = loads(json_bytes, ExternKernelNodes, source=f"{label}!{json_name}", max_bytes=spec_limit)
     try:
         cpp = cpp_bytes.decode("utf-8")
@@ -176,6 +185,21 @@ def read_package(path: str | os.PathLike[str], *, max_spec_bytes: int | None = N
         input_names=tuple(n for _, n in inputs), output_names=tuple(n for _, n in outputs),
         call_lengths=wrapper_call_lengths(cpp),
     )
+
+
+# The extern-kernel file of a model without extern calls, which torch does not write (2.15's default mode).
+NO_EXTERN_CALLS = b'{"nodes": []}'
+
+
+def _spec_member(label: str, infos: list[zipfile.ZipInfo], json_infos: list[zipfile.ZipInfo]) -> str:
+    """The extern-kernel member's name: the one there is, or, where a package's only model has none
+    (it makes no extern calls), the name it would have beside the model's wrapper source."""
+    if len(json_infos) == 1:
+        return json_infos[0].filename
+    sources = [i.filename for i in infos if fnmatch.fnmatchcase(i.filename, "*/data/aotinductor/*/*.wrapper.cpp")]
+    if not json_infos and len(sources) == 1:
+        return sources[0].removesuffix(".cpp") + ".json"
+    raise PackageError(f"{label}: expected one {EXTERN_KERNELS}, found {[i.filename for i in json_infos]}")
 
 
 # zipfile's failures on hostile archives: a corrupt or truncated member (BadZipFile, EOFError,

@@ -148,6 +148,10 @@ class SpecMismatchError(ExternSpecError, ValueError):
     """A node does not match the op it names, found at load time: unknown op, missing, unknown or
     retyped argument, changed returns (the message names the node, the argument and both types)."""
 
+    # The op namespace no loaded library registers, where that is why (data for the surface's
+    # advice: `--load` on the command line, `op_libraries` in Python).
+    missing_namespace: str | None = None
+
 
 class CallError(ExternSpecError, ValueError):
     """A call does not match what it must: arguments that do not bind to the op's schema (at
@@ -160,11 +164,14 @@ class PackageError(ExternSpecError, ValueError):
     an AOTInductor model. The message names the package and the member.
 
     Where the package and member are known apart from the sentence, `source` names them
-    (`pkg.pt2!member`) and `message` is the sentence alone; `str(e)` is `source: message`."""
+    (`pkg.pt2!member`) and `message` is the sentence alone; `str(e)` is `source: message`. `kind`,
+    for a file that is not an AOTInductor package, says what it is (a key of
+    `externspec.file_kind.KINDS`: `exported_program`, `torchscript`, `not_zip`, ...), as data."""
 
-    def __init__(self, message: str, *, source: str | None = None):
+    def __init__(self, message: str, *, source: str | None = None, kind: str | None = None):
         self.message = message
         self.source = source
+        self.kind = kind
         super().__init__(f"{source}: {message}" if source else message)
 
 

@@ -22,6 +22,8 @@ import pytest
 import externspec as es
 from externspec import aoti
 from externspec.abi import split_target
+from externspec.abi.layout import node_layout
+from externspec.cli.commands._ops import load_advice
 from externspec.cli.commands.inspect import describe
 from tests.support import aoti_models, artifacts
 from tests.support import custom_ops as co  # noqa: F401 (registers the ops the replay calls use)
@@ -83,8 +85,8 @@ def load(executor: Executor, spec: es.ExternKernelNodes) -> tuple[tuple[int, ...
     layout = "OMITTED_DEFAULTS_PASSED" if spec.schema_version is None else "auto"
     try:
         return slot_counts(executor(spec, allow_ops=allow, call_layout=layout), 0), None
-    except es.SpecMismatchError as exc:
-        return None, str(exc)
+    except es.SpecMismatchError as exc:  # as inspect words it: an unregistered namespace's advice names --load
+        return None, load_advice(exc, [(n.name, n.node) for n in spec.nodes])
 
 
 @pytest.mark.parametrize("make", SPECS)
@@ -95,7 +97,8 @@ def test_inspect_prints_what_the_executor_consumes(make: Callable[[], es.ExternK
     spec = make()
     for extern in spec.nodes:
         alone = spec.model_copy(update={"nodes": [extern]})
-        (shown,) = describe("spec.json", alone)["nodes"]
+        # A torch-written file laid out as torch 2.11 to 2.14's wrappers call it (`load` plans it so).
+        (shown,) = describe("spec.json", alone, call_lengths=_passed_lengths(alone))["nodes"]
         counts, refused = load(executor, alone)
         if shown["slots"] is None:  # the executor refuses it too (a guard is checked first)
             assert refused == shown["slots_refused"] or GUARDED in str(refused), (extern.name, refused)
@@ -111,12 +114,25 @@ def test_inspect_prints_what_the_executor_consumes(make: Callable[[], es.ExternK
         assert s["tensor_inputs"] == sum(a["count"] for a in per_argument if a["kind"] == "tensor")
 
 
+def _passed_lengths(spec: es.ExternKernelNodes) -> tuple[tuple[int, int, int], ...] | None:
+    """The calls of a torch 2.11 to 2.14 wrapper for a torch-written one-node spec (its
+    OMITTED_DEFAULTS_PASSED lengths), None for a versioned spec or a node the executors refuse."""
+    if spec.schema_version is not None:
+        return None
+    try:
+        layout = node_layout(spec.nodes[0].node, torch_written=True)
+    except es.SpecMismatchError:
+        return None
+    return ((0, layout.int_inputs + layout.int_outputs, layout.tensor_inputs + layout.tensor_outputs),)
+
+
 def test_torch_written_index_add_takes_the_passed_alpha(executor: Executor) -> None:
-    """The issue's case, by value: torch's wrapper passes `alpha` in the int array, and both
-    inspect and the executor read 2 ints from it; a versioned file's node reads 1."""
+    """The issue's case, by value: torch 2.11 to 2.14's wrapper passes `alpha` in the int array, and
+    both inspect (given the wrapper's call) and the executor read 2 ints from it; a versioned file's
+    node reads 1."""
     for schema_version, ints in ((None, 2), (es.SCHEMA_VERSION, 1)):
         spec = index_add(schema_version)
-        (shown,) = describe("spec.json", spec)["nodes"]
+        (shown,) = describe("spec.json", spec, call_lengths=_passed_lengths(spec))["nodes"]
         assert shown["slots"]["int_inputs"] == ints
         assert load(executor, spec)[0] == (3, 4, ints, ints)
 

@@ -112,8 +112,9 @@ def test_a_member_whose_directory_lies(tmp_path: Path, method: int, member: str,
 def test_not_a_zip_and_not_utf8(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pt2"
     bad.write_bytes(b"not a zip")
-    with pytest.raises(es.PackageError, match=r"bad\.pt2: not a readable zip archive"):
+    with pytest.raises(es.PackageError, match=r"bad\.pt2: not a zip archive \(a \.pt2 file is one\)") as info:
         aoti.read_package(bad)
+    assert info.value.kind == "not_zip"
     spec, source = spec_and_source()
     path = write_package(tmp_path / "p.pt2", {f"{MODEL}.wrapper.json": spec,
                                               f"{MODEL}.wrapper.cpp": source.encode() + b"\xff"})
@@ -150,8 +151,8 @@ def test_the_package_reader_and_the_command_line_find_the_same_spec(tmp_path: Pa
     cli_found = [s.label for s in docs.read_sources(str(path)) if s.type is es.ExternKernelNodes]
     try:
         package_found = [f"{path}:{stem}.wrapper.json"] if aoti.read_package(path).json_text == spec else []
-    except es.PackageError as e:
-        assert "expected one */data/aotinductor/*/*.wrapper.json, found []" in str(e)
+    except es.PackageError as e:  # no model where a package keeps one: the archive is its exported program's
+        assert e.kind == "exported_program", e
         package_found = []
     assert package_found == cli_found
 

@@ -77,11 +77,15 @@ FAILURES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "unknown document kind": (_write("odd.json", b'{"foo": 1}'), "{path}: cannot tell the document type from its "
                               f"top-level keys (foo); pass --type ({KINDS})"),
     "not a zip archive": (_write("cut.pt2", b"PK\x03\x04 cut short"),
-                          "{path}: not a zip archive (a .pt2 file is one): truncated or not a .pt2"),
+                          "{path}: not a zip archive (a .pt2 file is one): truncated or not a .pt2; a package is "
+                          "the file torch._inductor.aoti_compile_and_package writes"),
     "no document in the archive": (_archive("none.pt2", "m/readme.txt", b"hello"),
                                    "{path}: no externspec document in this archive (looked for "
                                    "*/data/aotinductor/*/*.wrapper.json, */models/*.json, "
-                                   "*/data/weights/*_config.json, */data/constants/*_config.json)"),
+                                   "*/data/weights/*_config.json, */data/constants/*_config.json): a zip "
+                                   "archive that is not an AOTInductor package (it has no "
+                                   "*/data/aotinductor/*/*.wrapper.so); a package is the file "
+                                   "torch._inductor.aoti_compile_and_package writes"),
     "bad JSON member": (_archive("member.pt2", MEMBER, b'{"nodes": [}'),
                         f"{{path}}:{MEMBER}: $: Invalid JSON: expected value at line 1 column 12"),
 }

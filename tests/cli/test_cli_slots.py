@@ -21,16 +21,19 @@ def node(target: str, inputs: dict[str, es.Argument], outputs: list[es.Argument]
                    outputs=outputs, metadata={})
 
 
-def described(n: es.Node, *, torch_written: bool = False) -> dict[str, Any]:
-    """inspect's JSON for `n`, alone in an extern-kernel file (torch-written: without schema_version)."""
+def described(n: es.Node, *, torch_written: bool = False,
+              calls: tuple[tuple[int, int, int], ...] | None = None) -> dict[str, Any]:
+    """inspect's JSON for `n`, alone in an extern-kernel file (torch-written: without schema_version),
+    with its package wrapper's `calls` (node, num_ints, num_tensors)."""
     spec = es.ExternKernelNodes(nodes=[es.ExternKernelNode(name="buf0", node=n)],
                                 schema_version=None if torch_written else es.SCHEMA_VERSION)
-    (entry,) = describe("spec.json", spec)["nodes"]
+    (entry,) = describe("spec.json", spec, call_lengths=calls)["nodes"]
     return entry
 
 
-def counts(n: es.Node, *, torch_written: bool = False) -> tuple[tuple[int, ...], list[str]]:
-    entry = described(n, torch_written=torch_written)
+def counts(n: es.Node, *, torch_written: bool = False,
+           calls: tuple[tuple[int, int, int], ...] | None = None) -> tuple[tuple[int, ...], list[str]]:
+    entry = described(n, torch_written=torch_written, calls=calls)
     s = entry["slots"]
     assert s is not None, entry["slots_refused"]
     return ((s["static"], s["int_inputs"], s["tensor_inputs"], s["int_outputs"], s["tensor_outputs"]),
@@ -80,13 +83,21 @@ INDEX_ADD = node("aten::index_add", {"self": es.Argument(as_tensor=T(name="a")),
 
 
 def test_torch_written_omitted_kwarg_only_default_takes_its_slot():
-    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1): torch's
-    wrapper passes the omitted `alpha` in the int array, so a torch-written file's node takes 2 int
-    slots; the same node in a versioned file takes 1 (the issue: inspect printed 1 for both)."""
-    assert counts(INDEX_ADD, torch_written=True)[0] == (0, 2, 3, 0, 1)
-    entry = described(INDEX_ADD, torch_written=True)
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1): torch 2.11 to
+    2.14's wrapper passes the omitted `alpha` in the int array (2 int slots), 2.15's does not (1, as the
+    same node in a versioned file). The wrapper's call decides which; without it the node is undecided
+    and shows both (issue 44: inspect printed 2 for a 2.15 package)."""
+    passed = ((0, 2, 4),)  # the wrapper's call: node 0, 2 ints, 4 tensors
+    assert counts(INDEX_ADD, torch_written=True, calls=passed)[0] == (0, 2, 3, 0, 1)
+    entry = described(INDEX_ADD, torch_written=True, calls=passed)
     assert [(a["name"], a["member"], a["text"], a["slots"]) for a in entry["passed_defaults"]] == [
         ("alpha", "as_int", "1", {"kind": "int", "count": 1})]
+    assert counts(INDEX_ADD, torch_written=True, calls=((0, 1, 4),))[0] == (1, 1, 3, 0, 1)
+    assert described(INDEX_ADD, torch_written=True, calls=((0, 1, 4),))["passed_defaults"] == []
+    undecided = described(INDEX_ADD, torch_written=True)
+    assert undecided["slots"] is None
+    assert {k: v["int_inputs"] for k, v in undecided["layouts"].items()} == {"NODE_ARGUMENTS": 1,
+                                                                             "OMITTED_DEFAULTS_PASSED": 2}
     assert counts(INDEX_ADD)[0] == (1, 1, 3, 0, 1)
     assert described(INDEX_ADD)["passed_defaults"] == []
 

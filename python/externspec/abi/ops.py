@@ -23,6 +23,15 @@ from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, ArgType, arg_type, op_policy, split_
 from .arg_writer import ArgWriter, Slots
 
 
+class NamespaceNotRegistered(LookupError):
+    """No op of the target's namespace is registered: its library was not loaded. `namespace` is
+    data, so a surface (the command line's `--load`) words its own advice."""
+
+    def __init__(self, namespace: str, message: str):
+        super().__init__(message)
+        self.namespace = namespace
+
+
 def resolve_op(target: str) -> torch._ops.OpOverload:
     """A target (`abi.split_target`'s forms) -> the dispatcher op's OpOverload (LookupError if not
     registered).
@@ -42,9 +51,10 @@ def resolve_op(target: str) -> torch._ops.OpOverload:
         op = getattr(packet, overload)
     except (AttributeError, RuntimeError):
         if not namespace_registered(ns):
-            raise LookupError(f"no op `{target}` is registered, nor any op of namespace `{ns}`: load the library "
-                              f"that defines namespace `{ns}` first (AOTIRunnerOptions::op_libraries, "
-                              "op_libraries=[...] in Python, or torch.ops.load_library)") from None
+            raise NamespaceNotRegistered(ns, f"no op `{target}` is registered, nor any op of namespace `{ns}`: load "
+                                         f"the library that defines namespace `{ns}` first "
+                                         "(AOTIRunnerOptions::op_libraries, op_libraries=[...] in Python, or "
+                                         "torch.ops.load_library)") from None
         raise LookupError(f"no op `{target}` is registered (load the library that defines it first)") from None
     if not isinstance(op, torch._ops.OpOverload):
         raise LookupError(f"`{target}` does not name an op overload")
@@ -180,6 +190,9 @@ def _op(label: str, node: Node, cache: SchemaCache) -> tuple[torch._ops.OpOverlo
     except LookupError as exc:
         hint = (" (a torch.library.custom_op: define it in Python before loading)"
                 if node.metadata.get(CUSTOM_OP_KEY) == "1" else "")
-        raise SpecMismatchError(f"{label}: {exc}{hint}") from None
+        error = SpecMismatchError(f"{label}: {exc}{hint}")
+        if isinstance(exc, NamespaceNotRegistered):
+            error.missing_namespace = exc.namespace
+        raise error from None
 
 

@@ -51,7 +51,22 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         module.add_arguments(p)
         _add_color_argument(p, default=argparse.SUPPRESS)  # after the command too; keeps one given before
         p.set_defaults(_run=module.run)
+    if chosen is None:
+        parser.epilog = options_epilog(sub)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
+
+
+def options_epilog(sub: argparse._SubParsersAction) -> str:
+    """Every command's options, for the top-level `--help` (`externspec COMMAND --help` explains each):
+    no option is found only by asking each command."""
+    lines = ["options of each command (externspec COMMAND --help says what they do):"]
+    for name, p in sub.choices.items():
+        flags = [a.option_strings[-1] if len(a.option_strings[-1]) > 2 else a.option_strings[0]
+                 for a in p._actions if a.option_strings and a.help != argparse.SUPPRESS
+                 and a.dest not in ("help", "color")]
+        lines.append(f"  {name:<11} {' '.join(flags) or '(none)'}")
+    return "\n".join(lines)
 
 
 def _chosen_command(words: list[str]) -> str | None:

@@ -119,9 +119,32 @@ def model_or_document(spec: Any, type: type[M]) -> tuple[M | str | bytes, str | 
     if isinstance(spec, str) and _JSON_OBJECT_START.match(spec):
         return spec, None
     if isinstance(spec, (str, os.PathLike)):
+        _refuse_archive(spec)
         return limits.read_bounded(spec), os.fspath(spec)
     forms = SPEC_FORMS.replace("a model object", type.__name__)
     raise TypeError(f"expected {forms}, got {builtins.type(spec).__name__}")
+
+
+def _refuse_archive(path: str | os.PathLike[str]) -> None:
+    """A spec is JSON: a zip archive given as one (a `.pt2`, most often) is a PackageError saying what
+    it is and where it goes, in both executors' words (es.cpp.ProxyExecutor reads paths here too),
+    rather than `Invalid JSON` at its first byte."""
+    import zipfile
+
+    from .. import file_kind
+    from ..errors import PackageError
+
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) not in (b"PK\x03\x04", b"PK\x05\x06"):
+                return
+            f.seek(0)
+            kind = file_kind.archive_kind(zipfile.ZipFile(f).namelist())
+    except (OSError, zipfile.BadZipFile):
+        return  # read_bounded says why it cannot be read; a damaged zip is not JSON either
+    what = file_kind.describe(kind) if kind != "aoti_package" else file_kind.KINDS[kind][0]
+    raise PackageError(f"{what}, not an extern-kernel spec (JSON): {file_kind.SPEC_OF_PACKAGE}",
+                       source=os.fspath(path), kind=kind)
 
 
 def dumps(model: BaseModel) -> str:

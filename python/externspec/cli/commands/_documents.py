@@ -8,6 +8,8 @@ configs. Other members (kernel metadata, weights) are not schema documents and a
 
 from __future__ import annotations
 
+import fnmatch
+import io
 import json
 import os
 import re
@@ -20,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 import externspec as es
-from externspec import aoti
+from externspec import aoti, file_kind
 from externspec.wire import limits
 from externspec.wire import version as _version
 
@@ -44,13 +46,15 @@ class InputError(Exception):
     """A file that cannot be read as any document (missing, not JSON, unknown kind). Exit code 1.
 
     Data, as the library's errors: `label` names the file or archive member, `path` the JSON path
-    of the problem (`$`: the document as a whole), `message` says what is wrong; `str(e)` is
-    `label: message` (or `label: path: message` when the path is not `$`)."""
+    of the problem (`$`: the document as a whole), `message` says what is wrong, `kind` what kind
+    of problem (`input`, or a file kind of `externspec.file_kind.KINDS` for a file that is not what
+    the command reads); `str(e)` is `label: message` (or `label: path: message` when the path is not `$`)."""
 
-    def __init__(self, label: str, message: str, *, path: str = "$"):
+    def __init__(self, label: str, message: str, *, path: str = "$", kind: str = "input"):
         self.label = label
         self.message = message
         self.path = path
+        self.kind = kind
         super().__init__(f"{label}: {message}" if path == "$" else f"{label}: {path}: {message}")
 
 
@@ -66,6 +70,12 @@ class Source:
     format: str  # json | binary | compact
     type: type[BaseModel] | None = None
     error: str | None = None
+    # An AOTInductor model folder without an extern-kernel file: the model makes no extern calls,
+    # and the source is the empty spec that absence means (`{"nodes": []}`).
+    absent: bool = False
+    archive: str | None = None  # the archive and the member, for a source inside one
+    member: str | None = None
+    archive_data: bytes | None = None  # the archive's bytes, where it came from stdin
 
 
 def format_of(path: str, override: str | None = None) -> str | None:
@@ -97,6 +107,11 @@ def read_sources(path: str, *, format: str | None = None, type_name: str | None 
     forced = DOCUMENT_TYPES[type_name] if type_name else None
     if path == "-":
         data = _read_bounded(sys.stdin.buffer, "<stdin>")
+        if data[:4] in _ZIP_MAGIC:  # a package piped in: its members, read from memory
+            for source in _archive_sources("-", io.BytesIO(data), forced):
+                source.archive_data = data
+                yield source
+            return
         yield Source("-", data, format or _sniff(data), forced)
         return
     try:
@@ -116,6 +131,9 @@ def read_sources(path: str, *, format: str | None = None, type_name: str | None 
     yield Source(path, data, format_of(path, format) or _sniff(data), forced)
 
 
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+
 def _sniff(data: bytes) -> str:
     """Unknown extension: JSON documents start with `{`; anything else is taken as Thrift binary."""
     return "json" if data.lstrip()[:1] == b"{" else "binary"
@@ -125,6 +143,7 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
     archive = open_archive(path, f)
     with archive:
         found = False
+        yield from no_extern_calls(path, archive.namelist())
         for info in archive.infolist():
             kind = aoti.member_type(info.filename)
             if kind is None:
@@ -136,18 +155,64 @@ def _archive_sources(path: str, f: IO[bytes], forced: type[BaseModel] | None) ->
             except InputError as e:
                 yield Source(label, b"", "json", forced or kind, error=e.message)
                 continue
-            yield Source(label, data, "json", forced or kind)
-        if not found:
-            raise no_documents(path)
+            yield Source(label, data, "json", forced or kind, archive=path, member=info.filename)
+        if not found and file_kind.archive_kind(archive.namelist()) != "aoti_package":
+            raise no_documents(path, archive.namelist())
 
 
-def no_documents(path: str) -> InputError:
+def call_lengths(source: Source) -> tuple[tuple[int, int, int], ...] | None:
+    """The (node, num_ints, num_tensors) of each call of the wrapper source beside an archive's
+    extern-kernel member (they decide its call layout, as at load in the runner); None for a
+    document outside an archive, or an archive without that source."""
+    if source.archive is None or source.member is None or source.absent:
+        return None
+    try:
+        data = source.archive_data
+        with (io.BytesIO(data) if data is not None else open(source.archive, "rb")) as f, \
+                open_archive(source.archive, f) as archive:
+            return wrapper_calls(source.archive, archive, source.member)
+    except OSError as e:
+        raise InputError(source.archive, f"cannot read: {e.strerror or e}") from None
+
+
+def wrapper_calls(path: str, archive: zipfile.ZipFile, member: str) -> tuple[tuple[int, int, int], ...] | None:
+    """The (node, num_ints, num_tensors) of each call in the wrapper source beside extern-kernel file
+    `member`, read bounded as `aoti.read_package` reads it; None when the archive has no such member."""
+    name = aoti.wrapper_source(member)
+    infos = [i for i in archive.infolist() if i.filename == name]
+    if not infos:
+        return None
+    label = f"{path}:{name}"
+    try:
+        cpp = aoti.read_member(archive, infos[0], aoti.MAX_SOURCE_BYTES, label, limit_name="max_source_bytes")
+        return aoti.wrapper_call_lengths(cpp.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(label, f"not UTF-8 at byte {e.start}") from None
+    except es.PackageError as e:
+        raise InputError(label, e.message) from None
+
+
+def no_extern_calls(path: str, names: list[str]) -> Iterator[Source]:
+    """One empty spec per model folder of an AOTInductor package that has a model but no
+    extern-kernel file: what torch writes for a model without extern calls (2.15's default mode)."""
+    folders = sorted({n.rsplit("/", 1)[0] for n in names if any(fnmatch.fnmatchcase(n, p)
+                                                                 for p in file_kind.MODEL_MEMBERS)})
+    for folder in folders:
+        if not any(fnmatch.fnmatchcase(n, f"{folder}/*.wrapper.json") for n in names):
+            yield Source(f"{path}:{folder}/", b'{"nodes": []}', "json", es.ExternKernelNodes, absent=True)
+
+
+def no_documents(path: str, names: list[str]) -> InputError:
+    """An archive with no schema member: what it is (file_kind), and where externspec looked."""
+    kind = file_kind.archive_kind(names)
+    if kind != "other_zip":
+        return InputError(path, file_kind.describe(kind), kind=kind)
     return InputError(path, f"no externspec document in this archive (looked for "
-                      f"{', '.join(p for p, _ in aoti.SCHEMA_MEMBERS)})")
+                      f"{', '.join(p for p, _ in aoti.SCHEMA_MEMBERS)}): {file_kind.describe(kind)}", kind=kind)
 
 
 def not_an_archive(path: str) -> InputError:
-    return InputError(path, "not a zip archive (a .pt2 file is one): truncated or not a .pt2")
+    return InputError(path, file_kind.describe("not_zip"), kind="not_zip")
 
 
 def open_archive(path: str, f: IO[bytes]) -> zipfile.ZipFile:
@@ -234,9 +299,34 @@ def decode(source: Source, *, strict: bool = False) -> BaseModel:
     from externspec import thrift  # imported when needed: the JSON path stays light
 
     protocol: Protocol = "binary" if source.format == "binary" else "compact"
-    if source.type is not None:
-        return thrift.loads(source.data, source.type, protocol, strict=strict, source=source.label)
-    return _decode_thrift_any(source, protocol, strict)
+    try:
+        if source.type is not None:
+            return thrift.loads(source.data, source.type, protocol, strict=strict, source=source.label)
+        return _decode_thrift_any(source, protocol, strict)
+    except (es.DecodeError, InputError) as e:
+        other = _other_format(source, protocol)
+        if other is None:
+            raise
+        first = e.message if isinstance(e, InputError) else e.errors()[0]["message"]
+        raise InputError(source.label, f"not a Thrift {protocol} document ({first}); it reads as {other[0]}: "
+                         f"pass --from {other[1]}") from None
+
+
+def _other_format(source: Source, protocol: Protocol) -> tuple[str, str] | None:
+    """What a document that is not Thrift `protocol` reads as instead, and the `--from` that reads
+    it: JSON, or the other Thrift protocol (a `.tbin` holding compact); None when neither reads it."""
+    from externspec import thrift
+
+    if source.data.lstrip()[:1] == b"{":
+        return "JSON", "json"
+    other: Protocol = "compact" if protocol == "binary" else "binary"
+    for doc_type in [source.type] if source.type is not None else list(DOCUMENT_TYPES.values()):
+        try:
+            thrift.loads(source.data, doc_type, other, source=source.label)
+        except es.DecodeError:
+            continue
+        return f"a Thrift {other} {doc_type.__name__}", other
+    return None
 
 
 def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> BaseModel:
@@ -267,12 +357,20 @@ def _decode_thrift_any(source: Source, protocol: Protocol, strict: bool) -> Base
     raise best
 
 
-def summary(model: BaseModel) -> str:
-    """A short description: type, schema version, size."""
+NO_EXTERN_CALLS = "no extern calls"
+ABSENT = f"{NO_EXTERN_CALLS} (the model folder has no *.wrapper.json)"
+
+
+def summary(model: BaseModel, *, absent: bool = False) -> str:
+    """A short description: type, schema version, size (`absent`: the spec of a model folder
+    without an extern-kernel file, `no_extern_calls`)."""
     name = type(model).__name__
+    if absent:
+        return f"AOTInductor model, {ABSENT}"
     if isinstance(model, es.ExternKernelNodes):
         n = len(model.nodes)
-        return f"{name}, {schema_version_text(model)}, {n} node{'s' if n != 1 else ''}"
+        return f"{name}, {schema_version_text(model)}, {n} node{'s' if n != 1 else ''}" if n else \
+            f"{name}, {schema_version_text(model)}, {NO_EXTERN_CALLS}"
     if isinstance(model, es.ExportedProgram):
         n = len(model.graph_module.graph.nodes)
         return f"{name}, {schema_version_text(model)}, {n} node{'s' if n != 1 else ''}"

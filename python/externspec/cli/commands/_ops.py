@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Mapping, Sequence
 
 
 def _is_shared_library(path: str) -> bool:
@@ -46,3 +47,24 @@ def register_ops(specs: list[str], command: str) -> bool:
             print(f"externspec {command}: --load {spec}: {type(e).__name__}: {e}", file=sys.stderr)
             return False
     return True
+
+
+Nodes = Mapping[int, tuple[str | None, object]] | Sequence[tuple[str | None, object]]
+
+
+def load_advice(exc: BaseException, nodes: Nodes) -> str:
+    """An executor error as the command line says it: where no library registers the op's namespace
+    (`SpecMismatchError.missing_namespace`, data), the advice names `--load`, the command's own flag,
+    not the Python runner's `op_libraries`; `nodes` are the spec's (name, node) pairs."""
+    namespace = getattr(exc, "missing_namespace", None)
+    index = getattr(exc, "node", None)
+    if namespace is None or not isinstance(index, int):
+        return str(exc)
+    found = nodes.get(index) if isinstance(nodes, Mapping) else (nodes[index] if 0 <= index < len(nodes) else None)
+    if found is None:
+        return str(exc)
+    name, node = found
+    target = getattr(node, "target", "")
+    where = f"node {index} `{name}` ({target})" if name is not None else f"node {index} ({target})"
+    return (f"{where}: no op `{target}` is registered, nor any op of namespace `{namespace}`: register them first "
+            "with --load OPS (the .so library, .py file or module that defines them)")

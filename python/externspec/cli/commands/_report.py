@@ -103,7 +103,7 @@ def problems_of(exc: BaseException, *, label: str, file: str) -> list[Problem]:
     if isinstance(exc, errors.DecodeError):
         return [Problem(d["kind"], d["path"], d["message"], source=source) for d in exc.errors()]
     if isinstance(exc, (errors.VersionError, InputError)):
-        kind = "version" if isinstance(exc, errors.VersionError) else "input"
+        kind = "version" if isinstance(exc, errors.VersionError) else exc.kind
         return [Problem(kind, exc.path, exc.message, source=source)]
     if isinstance(exc, errors.SpecMismatchError):
         kind = "spec_mismatch"

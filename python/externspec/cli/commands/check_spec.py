@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ... import aoti
+from ... import aoti, file_kind
 from . import _documents as docs
 from ._report import FileResult, Reporter, add_format_arguments, problems_of
 from ._terminal import shown
@@ -39,12 +39,10 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         message = "needs torch, which is not installed (pip install 'externspec[torch]')"
         print(f"externspec check-spec: {message}", file=sys.stderr)
-        return 1 if reporter.text else reporter.fail_all(args.files, "setup", message)
+        return 2 if reporter.text else reporter.fail_all(args.files, "setup", message) and 2
     import externspec as es
-    from externspec.abi.ops import op_namespaces
 
     from . import _ops
-    from .inspect import namespaces_text
 
     if not _ops.register_ops(args.load, "check-spec"):
         return 1 if reporter.text else reporter.fail_all(args.files, "setup",
@@ -57,37 +55,80 @@ def run(args: argparse.Namespace) -> int:
                                                   "ExternKernelNodes")
                      if s.type in (None, es.ExternKernelNodes)]
             if not specs:
-                raise docs.InputError(path, f"no {aoti.EXTERN_KERNELS} in this archive")
+                raise _no_spec(path)
             for source in specs:
                 label = source.label
-                source.type = es.ExternKernelNodes
-                spec = docs.decode(source)
-                assert isinstance(spec, es.ExternKernelNodes)
-                namespaces = op_namespaces(n.node for n in spec.nodes)
-                result.fields["namespaces"] = {**result.fields.get("namespaces", {}), **namespaces}
-                if reporter.text:
-                    print(shown(f"{source.label}: {namespaces_text(namespaces)}"))
-                executor = es.ProxyExecutor(spec)
-                version = spec.schema_version
-                origin = (f"schema {version.major}.{version.minor}" if version
-                          else "no schema_version (torch-written)")
-                result.fields["documents"].append({
-                    "source": source.label,
-                    "schema_version": f"{version.major}.{version.minor}" if version else None,
-                    "nodes": [{"label": plan.label, "int_inputs": plan.layout.int_inputs,
-                               "int_outputs": plan.layout.int_outputs, "tensor_inputs": plan.layout.tensor_inputs,
-                               "tensor_outputs": plan.layout.tensor_outputs}
-                              for plan in executor.plans]})
-                if not reporter.text:
-                    continue
-                print(f"{shown(source.label)}: {len(executor)} nodes, {origin}: every node matches its op")
-                for plan in executor.plans:
-                    layout = plan.layout
-                    print(f"  {shown(plan.label)}: ints {layout.int_inputs} in + {layout.int_outputs} returned, "
-                          f"tensors {layout.tensor_inputs} in + {layout.tensor_outputs} out")
+                _check_source(source, result, text=reporter.text)
         except (es.ExternSpecError, docs.InputError) as exc:
             result.errors += problems_of(exc, label=label, file=path)
             if reporter.text:
                 print(f"externspec check-spec: {shown(str(exc))}", file=sys.stderr)
         reporter.add(result)
     return reporter.finish()
+
+
+def _no_spec(path: str) -> docs.InputError:
+    """An archive with documents but no extern-kernel file: what it is (an ExportedProgram's archive
+    from torch.export.save, most often) and what to do."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        kind = file_kind.archive_kind(archive.namelist())
+    if kind == "aoti_package":
+        return docs.InputError(path, f"no {aoti.EXTERN_KERNELS} in this archive")
+    return docs.InputError(path, file_kind.describe(kind), kind=kind)
+
+
+def _check_source(source: docs.Source, result: FileResult, *, text: bool) -> None:
+    """One extern-kernel file: its op namespaces, its nodes planned by the executor (with the calls
+    of its package's wrapper, which decide a torch-written file's call layout as the runner decides
+    it at load), and each node's slot counts under that layout (`abi.spec_layout`, as inspect)."""
+    import externspec as es
+    from externspec.abi.ops import op_namespaces
+    from externspec.abi.spec_layout import spec_layout
+
+    from ._ops import load_advice
+    from .inspect import namespaces_text
+
+    source.type = es.ExternKernelNodes
+    spec = docs.decode(source)
+    assert isinstance(spec, es.ExternKernelNodes)
+    namespaces = op_namespaces(n.node for n in spec.nodes)
+    result.fields["namespaces"] = {**result.fields.get("namespaces", {}), **namespaces}
+    if text and spec.nodes:
+        print(shown(f"{source.label}: {namespaces_text(namespaces)}"))
+    calls = docs.call_lengths(source)
+    try:
+        executor = es.ProxyExecutor(spec, call_lengths=calls)
+    except es.SpecMismatchError as e:
+        if e.missing_namespace is None or e.node is None:
+            raise
+        raise docs.InputError(source.label, load_advice(e, [(n.name, n.node) for n in spec.nodes]),
+                              path=f"$.nodes[{e.node}]", kind="spec_mismatch") from None
+    decided = spec_layout(spec, calls)
+    version = spec.schema_version
+    counts = [decided.of(i) for i in range(len(spec.nodes))]
+    result.fields["documents"].append({
+        "source": source.label, "summary": docs.summary(spec, absent=source.absent),
+        "schema_version": f"{version.major}.{version.minor}" if version else None,
+        "call_layout": decided.layout.name if decided.layout else None, "call_layout_decided_by": decided.decided_by,
+        "nodes": [{"label": plan.label, **({"int_inputs": c.int_inputs, "int_outputs": c.int_outputs,
+                                            "tensor_inputs": c.tensor_inputs, "tensor_outputs": c.tensor_outputs}
+                                           if c else {"undecided": True})}
+                  for plan, c in zip(executor.plans, counts, strict=True)]})
+    if not text:
+        return
+    if not executor.plans:
+        print(f"{shown(source.label)}: {docs.summary(spec, absent=source.absent)}")
+        return
+    origin = f"schema {version.major}.{version.minor}" if version else "no schema_version (torch-written)"
+    print(f"{shown(source.label)}: {len(executor)} nodes, {origin}: every node matches its op")
+    print(f"  call layout {decided.layout.name if decided.layout else 'undecided'}: {decided.decided_by}")
+    for plan, c, i in zip(executor.plans, counts, range(len(counts)), strict=True):
+        if c is None:
+            both = " or ".join(f"{v.int_inputs} in + {v.int_outputs} returned ({k.name})"
+                               for k, v in sorted(decided.candidates[i].items()))
+            print(f"  {shown(plan.label)}: ints {both}")
+            continue
+        print(f"  {shown(plan.label)}: ints {c.int_inputs} in + {c.int_outputs} returned, "
+              f"tensors {c.tensor_inputs} in + {c.tensor_outputs} out")

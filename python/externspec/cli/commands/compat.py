@@ -72,10 +72,10 @@ def git_show(rev: str, path: Path) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     try:
         from externspec.codegen import compat
-    except ImportError as e:  # pragma: no cover - depends on the install
+    except ImportError as e:  # an optional dependency is missing: a usage error (2), naming the extra
         print(f"externspec compat needs the code generator's dependencies ({e}): "
               "pip install 'externspec[codegen]'", file=sys.stderr)
-        return 1
+        return 2
     files = [Path(f) for f in args.files]
     expected = 1 if args.against else 2
     if len(files) != expected:

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"externspec generate: the code generator needs the codegen extra "
               f"(pip install 'externspec[codegen]'): {e}", file=sys.stderr)
-        return 1
+        return 2  # an optional dependency is missing: a usage error, naming the extra
     if not os.path.isfile(args.idl):
         print(f"externspec generate: {args.idl}: no such IDL file. The generator works in a checkout of the "
               f"externspec repository (the installed package ships the generated code, not the IDL): run it "

@@ -15,16 +15,16 @@ from pydantic import BaseModel
 
 import externspec as es
 from externspec._modelbase import Union as UnionModel
-from externspec.abi.call_layout import planned_layout
 
 from . import _documents as docs
 from . import _ops
-from ._report import FileResult, Reporter, add_format_arguments, problems_of
+from ._report import FileResult, Problem, Reporter, add_format_arguments, problems_of
 from ._terminal import Painter, shown, table, terminal_width
 
 if TYPE_CHECKING:
     from externspec.abi.layout import ArgLayout, NodeLayout
     from externspec.abi.ops import SchemaCache
+    from externspec.abi.spec_layout import SpecLayout
 
 NAME = "inspect"
 HELP = "show the nodes of a document (index, target, arguments, slot counts) and its schema version"
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 label = source.label
                 model = docs.decode(source)
                 if _nodes(model) is not None:
-                    documents.append((source.label, model))
+                    documents.append((source.label, model, source.absent, docs.call_lengths(source)))
             if not documents:
                 label = path
                 raise docs.InputError(path, "no document with nodes (PayloadConfig only)")
@@ -70,8 +70,15 @@ def run(args: argparse.Namespace) -> int:
                 print(f"externspec inspect: {shown(str(e))}", file=sys.stderr)
             reporter.add(result)
             continue
-        described = [describe(label, model, slots=not args.no_slots) for label, model in documents]
+        described = [describe(label, model, slots=not args.no_slots, absent=absent, call_lengths=calls)
+                     for label, model, absent, calls in documents]
         result.fields["documents"] = described
+        for doc in described:
+            if "call_layout_refused" in doc:
+                refusal = doc["call_layout_refused"]
+                node = refusal["node"]
+                result.errors.append(Problem("spec_mismatch", "$" if node is None else f"$.nodes[{node}]",
+                                             refusal["message"], source=doc["source"]))
         reporter.add(result)
         if reporter.text:
             for doc in described:
@@ -79,13 +86,21 @@ def run(args: argparse.Namespace) -> int:
                     print()
                 printed += 1
                 print(paint(shown(doc["source"]), "bold"))
+                if not doc["nodes"]:  # a spec of no extern calls: nothing to tabulate
+                    print(doc["summary"])
+                    continue
                 print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
                       f"{'s' if len(doc['nodes']) != 1 else ''}")
+                if any("layouts" in node for node in doc["nodes"]):  # only where the layout changes a count
+                    print(f"call layout {doc['call_layout'] or 'undecided'}: {doc['call_layout_decided_by']}")
                 print()
                 print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
                 for node in doc["nodes"]:
                     if node["slots_refused"]:
                         print(shown(node["slots_refused"]))
+                if "call_layout_refused" in doc:
+                    print(shown(f"the runner refuses this package: {doc['call_layout_refused']['message']}"))
+                print(shown(f"ops called: {', '.join(doc['ops'])}"))
                 if "namespaces" in doc:
                     print(shown(namespaces_text(doc["namespaces"])))
     return reporter.finish()
@@ -104,41 +119,76 @@ def _nodes(model: BaseModel) -> list[tuple[str | None, es.Node]] | None:
     return None
 
 
-def describe(label: str, model: BaseModel, *, slots: bool = True) -> dict[str, Any]:
+def describe(label: str, model: BaseModel, *, slots: bool = True, absent: bool = False,
+             call_lengths: tuple[tuple[int, int, int], ...] | None = None) -> dict[str, Any]:
     """The machine-readable form of one document (an entry of `--format json`'s `documents`):
     argument values as their wire JSON (`value`) and as the table shows them (`text`), slots as
-    `{"kind", "count"}` from the executors' own layout (`abi.layout.node_layout`; None where the
-    executors refuse the node, `slots_refused` saying why)."""
-    # Laid out as the executors plan it (`planned_layout`, docs/torch-compat.md "The call layout"): the
-    # layout the file states, NODE_ARGUMENTS for a versioned one stating none, and a torch-written
-    # file's candidate that passes the omitted kwarg-only defaults (the wrapper, not the file, says
-    # which one its calls use).
-    torch_written = isinstance(model, es.ExternKernelNodes) and planned_layout(
-        model.schema_version, model.call_layout, None) in (None, es.CallLayout.OMITTED_DEFAULTS_PASSED)
+    `{"kind", "count"}` from the executors' own layout (None where the executors refuse the node,
+    `slots_refused` saying why). An extern-kernel file is laid out under the call layout its
+    package decides (`abi.spec_layout`: stated, or decided by the wrapper's calls, `call_lengths`,
+    as the runner decides at load); `call_layout` and `call_layout_decided_by` say which and how, and
+    a node whose two candidate layouts differ lists both (`layouts`; `slots` None while undecided)."""
     cache = _schema_cache() if slots else None
+    decided = _spec_layout(model, call_lengths, cache)
     nodes = []
     for index, (name, node) in enumerate(_nodes(model) or []):
-        layout, refused = _layout(index, name, node, torch_written, cache) if cache is not None else (None, None)
-        placed = {a.name: a for a in layout.args} if layout else {}
+        layout, shown_layout, refused = _node_layouts(index, name, node, decided, cache)
+        placed = {a.name: a for a in shown_layout.args} if shown_layout else {}
         inputs = [_argument(a.name, a.arg, placed.get(a.name)) for a in node.inputs]
-        # Omitted arguments that still take slots: torch-written kwarg-only defaults.
+        # Omitted arguments that still take slots: kwarg-only defaults the calls pass.
         passed = [_argument(a.name, a.arg, a) for a in placed.values() if not a.given and a.arg and a.count]
         outputs = [{"member": o.type, "value": wire_value(o), "text": value_text(o.value)} for o in node.outputs]
-        nodes.append({"index": index, "name": name, "target": node.target, "inputs": inputs,
-                      "passed_defaults": passed, "outputs": outputs, "slots": _counts(layout) if layout else None,
-                      "slots_refused": refused})
+        entry: dict[str, Any] = {"index": index, "name": name, "target": node.target, "inputs": inputs,
+                 "passed_defaults": passed, "outputs": outputs, "slots": _counts(layout) if layout else None,
+                 "slots_refused": refused}
+        if decided is not None and index in decided.candidates:
+            entry["layouts"] = {k.name: _counts(v) for k, v in sorted(decided.candidates[index].items())}
+        nodes.append(entry)
     out = {
         "source": label,
         "type": type(model).__name__,
         "schema_version": docs.facts(model)["schema_version"],
         "schema_version_text": docs.schema_version_text(model),
+        "summary": docs.summary(model, absent=absent),
         "nodes": nodes,
     }
+    if decided is not None:
+        out["call_layout"] = decided.layout.name if decided.layout else None
+        out["call_layout_decided_by"] = decided.decided_by
+        if decided.refused is not None:  # the wrapper's calls fit no layout: the runner refuses the package
+            out["call_layout_refused"] = {"node": decided.refused.node, "message": str(decided.refused)}
+    out["ops"] = sorted({node.target for _, node in _nodes(model) or []})  # what a runtime must provide
     if slots:  # torch is imported: say which op namespaces this process lacks
         from externspec.abi.ops import op_namespaces
 
         out["namespaces"] = op_namespaces(node for _, node in _nodes(model) or [])
     return out
+
+
+def _spec_layout(model: BaseModel, call_lengths: tuple[tuple[int, int, int], ...] | None,
+                 cache: SchemaCache | None) -> SpecLayout | None:
+    """An extern-kernel file's layout as its package decides it (None: another document, or no slots)."""
+    if cache is None or not isinstance(model, es.ExternKernelNodes):
+        return None
+    from externspec.abi.spec_layout import spec_layout
+
+    return spec_layout(model, call_lengths, cache)
+
+
+def _node_layouts(index: int, name: str | None, node: es.Node, decided: SpecLayout | None,
+                  cache: SchemaCache | None) -> tuple[NodeLayout | None, NodeLayout | None, str | None]:
+    """(the node's layout, the layout its arguments are shown by, why the executors refuse it): an
+    undecided node has no layout and shows its candidate that passes the omitted defaults."""
+    if cache is None:
+        return None, None, None
+    if decided is None:  # an exported program's or a single node's: laid out as it names its arguments
+        layout, refused = _layout(index, name, node, False, cache)
+        return layout, layout, refused
+    found = decided.nodes[index]
+    if isinstance(found, es.SpecMismatchError):
+        return None, None, _ops.load_advice(found, {index: (name, node)})
+    layout = decided.of(index)
+    return layout, layout or found, None
 
 
 def _schema_cache() -> SchemaCache:
@@ -155,7 +205,7 @@ def _layout(index: int, name: str | None, node: es.Node, torch_written: bool,
     try:
         return node_layout(node, torch_written=torch_written, index=index, name=name, cache=cache), None
     except es.SpecMismatchError as exc:
-        return None, str(exc)
+        return None, _ops.load_advice(exc, {index: (name, node)})
 
 
 def _argument(name: str, arg: UnionModel, placed: ArgLayout | None) -> dict[str, Any]:
@@ -190,7 +240,8 @@ def _rows(nodes: list[dict[str, Any]]) -> list[list[str]]:
     for node in nodes:
         summary = _node_summary(node)
         lines = [[a["name"], a["member"], a["text"], _slots_text(a["slots"])] for a in node["inputs"]]
-        lines += [[a["name"], f"{a['member']} (default)", a["text"], _slots_text(a["slots"])]
+        default = "(default, if passed)" if node["slots"] is None else "(default)"  # undecided: one candidate's
+        lines += [[a["name"], f"{a['member']} {default}", a["text"], _slots_text(a["slots"])]
                   for a in node["passed_defaults"]]
         lines += [[f"-> {i}", o["member"], o["text"], ""] for i, o in enumerate(node["outputs"])]
         if not lines:
@@ -205,6 +256,9 @@ def _rows(nodes: list[dict[str, Any]]) -> list[list[str]]:
 
 def _node_summary(node: dict[str, Any]) -> str:
     s = node["slots"]
+    if s is None and node.get("layouts"):
+        return "  ints " + " or ".join(f"{c['int_inputs']}+{c['int_outputs']}" for c in node["layouts"].values()) \
+            + " (undecided)"
     if s is None:
         return "  slots: refused (see below)" if node["slots_refused"] else ""
     return (f"  static {s['static']} · ints {s['int_inputs']}+{s['int_outputs']}"

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import IO, Any
 
 from ...aoti import ZIP_ERRORS
-from ._ops import register_ops
+from ._ops import load_advice, register_ops
 from ._output import OutputError, open_output, write_output
 
 NAME = "upgrade"
@@ -145,14 +145,14 @@ def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType,
     """member name -> (its upgraded JSON, the schema it now has), for the schema members of an older
     major, and with --name-defaults the torch-written extern-kernel files. Every schema member is
     decoded (and its problems reported) before anything is written."""
-    from ... import aoti, wire
+    from ... import aoti, file_kind, wire
     from ...wire import version
     from . import _documents as docs
 
     rewritten: dict[str, tuple[bytes, str]] = {}
     kinds = [(info, aoti.member_type(info.filename)) for info in archive.infolist()]
-    if all(kind is None for _, kind in kinds):
-        raise docs.no_documents(path)  # not the archive the user meant: worded as validate words it
+    if all(kind is None for _, kind in kinds) and file_kind.archive_kind(archive.namelist()) != "aoti_package":
+        raise docs.no_documents(path, archive.namelist())  # not the archive the user meant: worded as validate words it
     for info, kind in kinds:
         type_ = getattr(models, kind.__name__, None) if kind is not None else None
         if type_ is None:
@@ -162,7 +162,7 @@ def _upgraded_members(path: str, archive: zipfile.ZipFile, models: ModuleType,
         model = wire.loads(data, type_, source=label)
         policy = version.policy_for(type_)
         if args.name_defaults and _torch_written(model, data):
-            model = _named(model, _wrapper_calls(path, archive, info.filename), args.compiled_by, label)
+            model = _named(model, docs.wrapper_calls(path, archive, info.filename), args.compiled_by, label)
             rewritten[info.filename] = (wire.dumps(model).encode(), f"{model.call_layout.name}: {model.producer}")
         elif policy.needs_upgrade(policy.raw_version(json.loads(data)), label):
             v = getattr(model, "schema_version", None)
@@ -188,28 +188,8 @@ def _named(model: Any, calls: tuple[tuple[int, int, int], ...] | None, compiled_
     try:
         return rewrite(model, calls, compiled_by, producer())[0]
     except ExternSpecError as e:
-        raise docs.InputError(label, str(e), path="$" if e.node is None else f"$.nodes[{e.node}]") from None
-
-
-def _wrapper_calls(path: str, archive: zipfile.ZipFile, member: str) -> tuple[tuple[int, int, int], ...] | None:
-    """The (node, num_ints, num_tensors) of each call in the wrapper source beside extern-kernel file
-    `member`, read bounded as `aoti.read_package` reads it; None when the archive has no such member."""
-    from ... import aoti
-    from ...errors import PackageError
-    from . import _documents as docs
-
-    name = aoti.wrapper_source(member)
-    infos = [i for i in archive.infolist() if i.filename == name]
-    if not infos:
-        return None
-    label = f"{path}:{name}"
-    try:
-        cpp = aoti.read_member(archive, infos[0], aoti.MAX_SOURCE_BYTES, label, limit_name="max_source_bytes")
-        return aoti.wrapper_call_lengths(cpp.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise docs.InputError(label, f"not UTF-8 at byte {e.start}") from None
-    except PackageError as e:
-        raise docs.InputError(label, e.message) from None
+        message = load_advice(e, [(n.name, n.node) for n in model.nodes])
+        raise docs.InputError(label, message, path="$" if e.node is None else f"$.nodes[{e.node}]") from None
 
 
 def _copy_archive(path: str, archive: zipfile.ZipFile, out: IO[bytes],

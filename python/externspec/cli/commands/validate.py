@@ -69,8 +69,9 @@ def check_file(path: str, args: argparse.Namespace, paint: Painter) -> tuple[Fil
                     lines.append(f"{paint('INVALID', 'red')}  {shown(source.label)}")
                     lines.append(f"  {shown(_located(e))}")
             else:
-                document.update(type=type(model).__name__, summary=docs.summary(model), **docs.facts(model))
-                lines.append(f"{paint('OK', 'green')}       {shown(source.label)}  ({shown(docs.summary(model))})")
+                text = docs.summary(model, absent=source.absent)
+                document.update(type=type(model).__name__, summary=text, **docs.facts(model))
+                lines.append(f"{paint('OK', 'green')}       {shown(source.label)}  ({shown(text)})")
     except docs.InputError as e:
         result.errors += problems_of(e, label=path, file=path)
         lines.append(f"{paint('INVALID', 'red')}  {shown(path)}")

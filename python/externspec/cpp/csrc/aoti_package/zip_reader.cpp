@@ -1,5 +1,7 @@
 #include "aoti_package/zip_reader.h"
 
+#include "aoti_package/file_kind.h"
+
 #include <caffe2/serialize/crc_alt.h>
 #include <caffe2/serialize/inline_container.h>
 #include <c10/util/Exception.h>
@@ -172,13 +174,13 @@ void take_zip64(const std::string& path, const std::string& locator, std::uint64
 Place end_records(const std::string& path, std::uint64_t file_size, const ReadAt& read) {
   const std::uint64_t tail_size = std::min<std::uint64_t>(file_size, kEocd + 0xFFFF);
   const auto tail = read(file_size - tail_size, tail_size);
-  if (!tail || tail_size < kEocd) throw unreadable(path, "no zip end-of-central-directory record");
+  if (!tail || tail_size < kEocd) throw not_a_package(path, "not_zip");
   const std::string_view eocd_sig("PK\x05\x06", 4);
   std::size_t at = tail->rfind(eocd_sig);
   if (at != std::string::npos && at > tail->size() - kEocd)
     throw unreadable(path, "a zip end-of-central-directory signature lies in the file's last " +
                                std::to_string(kEocd - 1) + " bytes (zip readers differ on which record they take)");
-  if (at == std::string::npos) throw unreadable(path, "no zip end-of-central-directory record");
+  if (at == std::string::npos) throw not_a_package(path, "not_zip");
   const char* eocd = tail->data() + at;
   const std::uint64_t eocd_offset = file_size - tail_size + at;
   if (at + kEocd + le(eocd + 20, 2) != tail->size())
@@ -344,9 +346,12 @@ Package::Package(const std::string& path) : path_(path) {
   // Everything the directory says is checked before torch's reader opens the file.
   File file(path);
   if (!file.ok()) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
-  members_ = checked_members(
-      central_directory(path, file_size_, [&](std::uint64_t offset, std::uint64_t n) { return file.read(offset, n); }),
-      path);
+  const std::vector<Entry> entries =
+      central_directory(path, file_size_, [&](std::uint64_t offset, std::uint64_t n) { return file.read(offset, n); });
+  std::vector<std::string> names;  // what the file is, before any check of a package's own
+  for (const Entry& e : entries) names.push_back(e.name);
+  if (const std::string kind = archive_kind(names); kind != "aoti_package") throw not_a_package(path, kind);
+  members_ = checked_members(entries, path);
   try {
     reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
   } catch (const c10::Error& e) {

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <link.h>
 
 #include <torch/headeronly/version.h>
 
@@ -110,6 +111,37 @@ std::string newer(const std::string& a, const std::string& b) {
   return release_key(a) < release_key(b) ? b : a;
 }
 
+// The libraries loaded in this process, by the names the dynamic loader knows them by (the
+// program itself, which has none, left out).
+std::vector<std::string> loaded_libraries() {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+          static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+// Whether a library loaded in this process defines `name`: an op library given to the runner
+// (op_libraries) or loaded before (torch.ops.load_library, RTLD_LOCAL: not in the global scope),
+// whose C shims a model compiled with aot_inductor.custom_ops_to_c_shims calls. Each is opened
+// with RTLD_NOLOAD (nothing is loaded) outside dl_iterate_phdr, which holds the loader's lock.
+bool loaded_library_defines(const std::vector<std::string>& libraries, const std::string& name) {
+  dlerror();
+  if (dlsym(RTLD_DEFAULT, name.c_str()) != nullptr) return true;
+  for (const std::string& library : libraries) {
+    void* handle = dlopen(library.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    const bool found = dlsym(handle, name.c_str()) != nullptr;
+    dlclose(handle);
+    if (found) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_torch_release(const std::string& file, const std::string& label) {
@@ -124,6 +156,11 @@ void check_torch_release(const std::string& file, const std::string& label) {
     if (dlsym(torch, name.c_str()) == nullptr) missing.push_back(name);
   }
   dlclose(torch);
+  if (missing.empty()) return;
+  // A function another loaded library provides is no evidence of another torch: only names that
+  // no library here resolves are.
+  const std::vector<std::string> libraries = loaded_libraries();
+  std::erase_if(missing, [&](const std::string& name) { return loaded_library_defines(libraries, name); });
   if (missing.empty()) return;
   std::map<std::string, std::string> since[2];
   for (const auto& [release, kind, name] : kReleaseNames) since[kind].emplace(name, release);
@@ -142,9 +179,14 @@ void check_torch_release(const std::string& file, const std::string& label) {
   }
   const std::string runtime =
       "torch " + std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
-  const std::string compiled_by = needed.empty() ? "a torch other than the releases externspec knows"
-                                                 : "torch " + compiled + " or later";
-  const std::string run_under = needed.empty() ? "the torch that compiled it" : "torch " + needed + " or later";
+  if (needed.empty())  // no release has them: a custom op's C shims, or a torch externspec does not know
+    throw PackageError(label + ": its model library calls C-shim functions that neither " + runtime +
+                       " nor any library loaded in this process provides: " + listed +
+                       "; if they are a custom op library's C shims (aot_inductor.custom_ops_to_c_shims), load "
+                       "that library first (op_libraries), else the library was compiled by a torch other than "
+                       "the releases externspec knows: run it under the torch that compiled it");
+  const std::string compiled_by = "torch " + compiled + " or later";
+  const std::string run_under = "torch " + needed + " or later";
   throw PackageError(label + ": compiled by " + compiled_by + ", and this is " + runtime +
                      ": its model library calls C-shim functions " + runtime + " does not have: " + listed +
                      "; run it under " + run_under + ", or compile it again with " + runtime);

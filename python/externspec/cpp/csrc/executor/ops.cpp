@@ -67,11 +67,14 @@ c10::OperatorHandle resolve_op(const std::string& label, const std::string& targ
   auto handle = c10::Dispatcher::singleton().findSchema(op_name);
   if (!handle) {
     std::string hint = custom_op ? " (a torch.library.custom_op: define it in Python before loading)" : "";
-    if (!namespace_registered(ns))
-      throw SpecMismatchError(label + ": no op `" + target + "` is registered, nor any op of namespace `" +
+    if (!namespace_registered(ns)) {
+      SpecMismatchError error(label + ": no op `" + target + "` is registered, nor any op of namespace `" +
                               std::string(ns) + "`: load the library that defines namespace `" + std::string(ns) +
                               "` first (AOTIRunnerOptions::op_libraries, op_libraries=[...] in Python, or "
                               "torch.ops.load_library)" + hint);
+      error.missing_namespace = std::string(ns);
+      throw error;
+    }
     throw SpecMismatchError(label + ": no op `" + target +
                             "` is registered (load the library that defines it first)" + hint);
   }

@@ -313,13 +313,20 @@ void translate_exception(std::exception_ptr p) {
                                                        py::arg("key") = none_if_empty(e.key()))
                                              .ptr());
   } catch (const externspec::SpecMismatchError& e) {
-    raise_node_error(spec_mismatch_error, e);
+    py::object node = e.node ? py::object(py::int_(*e.node)) : py::object(py::none());
+    py::object error = spec_mismatch_error(text(e.what()), py::arg("node") = node);
+    if (!e.missing_namespace.empty()) error.attr("missing_namespace") = text(e.missing_namespace);  // data
+    PyErr_SetObject(spec_mismatch_error.ptr(), error.ptr());
   } catch (const externspec::CallError& e) {
     raise_node_error(call_error, e);
   } catch (const externspec::UnsupportedError& e) {
     raise_node_error(unsupported_error, e);
   } catch (const externspec::PackageError& e) {
-    raise_as(package_error, e.what());
+    if (e.kind.empty()) {
+      raise_as(package_error, e.what());
+    } else {  // what the file is crosses as data (PackageError.kind)
+      PyErr_SetObject(package_error.ptr(), package_error(text(e.what()), py::arg("kind") = e.kind).ptr());
+    }
   } catch (const externspec::ModelError& e) {
     raise_as(model_error, e.what());
   } catch (const std::invalid_argument& e) {

@@ -20,10 +20,13 @@ class NodeError : public Error {
 };
 
 // A node does not match the op it names (load time): unknown op, missing, unknown or retyped
-// argument, changed returns.
+// argument, changed returns. `missing_namespace`: the op namespace no loaded library registers,
+// where that is why (Python: SpecMismatchError.missing_namespace), so a surface words its own
+// advice (the command line's `--load`) without reading the message.
 class SpecMismatchError : public NodeError {
  public:
   using NodeError::NodeError;
+  std::string missing_namespace;
 };
 
 // A call's flat arrays do not match the node's plan (call time), or an int/list return differs
@@ -40,10 +43,13 @@ class UnsupportedError : public NodeError {
 };
 
 // A package (.pt2) cannot be loaded: not a zip archive, no such model, a member whose name escapes
-// the package or whose size is over a limit, a library that is not an AOTInductor model.
+// the package or whose size is over a limit, a library that is not an AOTInductor model. `kind`,
+// for a file that is not an AOTInductor package, says what it is (externspec.file_kind's keys:
+// "exported_program", "torchscript", "not_zip", ...; Python: PackageError.kind), as data.
 class PackageError : public Error {
  public:
   using Error::Error;
+  std::string kind;
 };
 
 // A compiled model failed while running: its own check on the inputs' values (`torch._check`) or

@@ -1,0 +1,22 @@
+// What a file given as a package is, from its member names: an AOTInductor package, or something a
+// user may take for one (an ExportedProgram from torch.export.save, a TorchScript archive, a file of
+// torch.save, another zip, not a zip). The Python twin is python/externspec/file_kind.py, with the
+// same kinds and words; tests/aoti/test_file_kind.py holds the runner's errors to its sentences.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <externspec/torch/errors.h>
+
+namespace externspec::detail {
+
+// The kind of a zip archive whose members have these (full) names: "aoti_package",
+// "exported_program", "torchscript", "torch_save" or "other_zip".
+std::string archive_kind(const std::vector<std::string>& names);
+
+// The PackageError for `path`, a file of `kind` (not "aoti_package"): what it is and what to do,
+// with `kind` set as data.
+PackageError not_a_package(const std::string& path, const std::string& kind);
+
+}  // namespace externspec::detail
