@@ -6,6 +6,7 @@
 #include <externspec/torch/errors.h>
 
 #include "aoti_package/custom_objects.h"
+#include "aoti_package/file_kind.h"
 #include "aoti_package/string_object.h"
 #include "aoti_package/wrapper_calls.h"
 
@@ -117,6 +118,7 @@ std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIR
   // Before anything is planned: the ops and classes the extern-kernel file names may come from them.
   load_op_libraries(options.op_libraries);
   Package package(path);
+  if (package.kind() != "aoti_package") throw not_a_package(path, package.kind());
   const ModelMembers members = package.model(options.model_name);
   const std::string label = package.label(members.library);
   // Everything small is read and checked before the private directory is made and written to.

@@ -348,9 +348,9 @@ Package::Package(const std::string& path) : path_(path) {
   if (!file.ok()) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
   const std::vector<Entry> entries =
       central_directory(path, file_size_, [&](std::uint64_t offset, std::uint64_t n) { return file.read(offset, n); });
-  std::vector<std::string> names;  // what the file is, before any check of a package's own
+  std::vector<std::string> names;  // what the archive is, for the loader to refuse another kind
   for (const Entry& e : entries) names.push_back(e.name);
-  if (const std::string kind = archive_kind(names); kind != "aoti_package") throw not_a_package(path, kind);
+  kind_ = archive_kind(names);
   members_ = checked_members(entries, path);
   try {
     reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);

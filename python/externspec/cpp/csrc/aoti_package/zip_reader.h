@@ -62,6 +62,9 @@ class Package {
   bool has(const std::string& member) const { return members_.count(member) > 0; }
   // Every member, by name inside the top folder, as the checks read them (es.cpp.package_members).
   const std::map<std::string, MemberRecord>& members() const { return members_; }
+  // What the archive is by its member names (aoti_package/file_kind.h): "aoti_package", or what a
+  // user may take for one. The zip reader reads any zip; the loader refuses another kind.
+  const std::string& kind() const { return kind_; }
   const MemberRecord& record(const std::string& member) const;
   std::uint64_t size(const std::string& member) const { return record(member).size; }
   // The member's bytes, verified against its recorded size and CRC-32; PackageError if its
@@ -81,6 +84,7 @@ class Package {
   std::uint64_t file_size_ = 0;
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader_;
   std::map<std::string, MemberRecord> members_;  // by name inside the top folder
+  std::string kind_;                               // aoti_package/file_kind.h's archive_kind
 };
 
 }  // namespace externspec::detail

@@ -19,12 +19,12 @@
 
 #if defined(EXTERNSPEC_CODEC_DEFINITIONS) || defined(EXTERNSPEC_SEPARATE_CODEC)
 #if defined(EXTERNSPEC_CODEC_DEFINITIONS)
-#define EXTERNSPEC_CODEC_INSTANTIATION_(T)                      \
-  template T decode<T, NlohmannBackend>(std::string_view, bool); \
+#define EXTERNSPEC_CODEC_INSTANTIATION_(T)                                      \
+  template T decode<T, NlohmannBackend>(std::string_view, bool, std::uint64_t); \
   template std::string encode<T>(const T&);
 #else
-#define EXTERNSPEC_CODEC_INSTANTIATION_(T)                             \
-  extern template T decode<T, NlohmannBackend>(std::string_view, bool); \
+#define EXTERNSPEC_CODEC_INSTANTIATION_(T)                                             \
+  extern template T decode<T, NlohmannBackend>(std::string_view, bool, std::uint64_t); \
   extern template std::string encode<T>(const T&);
 #endif
 namespace externspec {
