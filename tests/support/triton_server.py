@@ -1,0 +1,124 @@
+"""A real Triton Inference Server for the tests: PyPI's `nvidia-pytriton` wheel ships `tritonserver`
+2.51.0 (it serves on the CPU) with its libraries and Triton's Python backend; `make setup` installs it
+(requirements-triton.txt). `TritonServer` starts it on free loopback ports with a backend directory
+holding externspec's backend beside Triton's own, waits until it is ready, and stops it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sysconfig
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+PYTRITON = Path(sysconfig.get_paths()["purelib"]) / "pytriton"
+TRITONSERVER = PYTRITON / "tritonserver" / "bin" / "tritonserver"
+LIBS = PYTRITON.parent / "nvidia_pytriton.libs"
+TRITON_BACKENDS = PYTRITON / "tritonserver" / "backends"
+
+
+def missing() -> str | None:
+    """Why no server can start here (None when one can): the reason a test skip names."""
+    if not TRITONSERVER.is_file():
+        return f"no tritonserver at {TRITONSERVER}: `make setup` installs nvidia-pytriton (requirements-triton.txt)"
+    return None
+
+
+def free_ports(n: int) -> list[int]:
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+
+
+def backend_directory(root: Path) -> Path:
+    """`root/backends`: externspec's backend (built once) and Triton's own, side by side."""
+    from externspec.triton import backend_dir
+
+    out = root / "backends"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "externspec").symlink_to(backend_dir() / "externspec")
+    for own in TRITON_BACKENDS.iterdir():
+        (out / own.name).symlink_to(own)
+    return out
+
+
+class TritonServer:
+    """One tritonserver process over `repository` (explicit model control: `models` are loaded at start)."""
+
+    def __init__(self, repository: Path, workdir: Path, models: Sequence[str] = (), *,
+                 extra_args: Sequence[str] = ()) -> None:
+        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
+        self.log = workdir / "tritonserver.log"
+        args = [str(TRITONSERVER), f"--model-repository={repository}", "--model-control-mode=explicit",
+                f"--backend-directory={backend_directory(workdir)}", f"--http-port={self.http_port}",
+                f"--grpc-port={self.grpc_port}", f"--metrics-port={self.metrics_port}", "--http-address=127.0.0.1",
+                "--grpc-address=127.0.0.1", "--allow-metrics=false", "--exit-timeout-secs=10",
+                *(f"--load-model={m}" for m in models), *extra_args]
+        env = {**os.environ, "LD_LIBRARY_PATH": f"{LIBS}:{os.environ.get('LD_LIBRARY_PATH', '')}"}
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    @property
+    def http_url(self) -> str:
+        return f"127.0.0.1:{self.http_port}"
+
+    @property
+    def grpc_url(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Until the server answers live (models that failed to load do not stop it)."""
+        import tritonclient.http as httpclient
+
+        client = httpclient.InferenceServerClient(self.http_url)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"tritonserver exited ({self.process.returncode}):\n{self.log_tail()}")
+            with contextlib.suppress(Exception):
+                if client.is_server_live():
+                    return
+            time.sleep(0.2)
+        raise TimeoutError(f"tritonserver not live after {timeout} s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self) -> int:
+        """SIGTERM, then SIGKILL after 30 s; returns the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+@contextlib.contextmanager
+def serving(repository: Path, workdir: Path, models: Sequence[str] = ()) -> Iterator[TritonServer]:
+    server = TritonServer(repository, workdir, models)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def add_model(repository: Path, name: str, package: Path, config: str = "", version: int = 1) -> Path:
+    """`repository/name/<version>/model.pt2` (a copy of `package`) and a config.pbtxt of `config`'s lines
+    after `backend: "externspec"`."""
+    folder = repository / name
+    (folder / str(version)).mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(package, folder / str(version) / "model.pt2")
+    (folder / "config.pbtxt").write_text(f'backend: "externspec"\n{config}')
+    return folder
