@@ -16,11 +16,19 @@ import sysconfig
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 PYTRITON = Path(sysconfig.get_paths()["purelib"]) / "pytriton"
 TRITONSERVER = PYTRITON / "tritonserver" / "bin" / "tritonserver"
 LIBS = PYTRITON.parent / "nvidia_pytriton.libs"
 TRITON_BACKENDS = PYTRITON / "tritonserver" / "backends"
+
+try:
+    from tritonclient.utils import InferenceServerException
+except ImportError:  # missing() says why no server runs; the tests that need one are skipped
+    InferenceServerException = Exception  # type: ignore[assignment,misc]
 
 
 def missing() -> str | None:
@@ -60,7 +68,7 @@ class TritonServer:
         args = [str(TRITONSERVER), f"--model-repository={repository}", "--model-control-mode=explicit",
                 f"--backend-directory={backend_directory(workdir)}", f"--http-port={self.http_port}",
                 f"--grpc-port={self.grpc_port}", f"--metrics-port={self.metrics_port}", "--http-address=127.0.0.1",
-                "--grpc-address=127.0.0.1", "--allow-metrics=false", "--exit-timeout-secs=10",
+                "--grpc-address=127.0.0.1", "--allow-metrics=false", "--exit-timeout-secs=10", "--exit-on-error=false",
                 *(f"--load-model={m}" for m in models), *extra_args]
         env = {**os.environ, "LD_LIBRARY_PATH": f"{LIBS}:{os.environ.get('LD_LIBRARY_PATH', '')}"}
         with self.log.open("w") as log:
@@ -122,3 +130,63 @@ def add_model(repository: Path, name: str, package: Path, config: str = "", vers
     shutil.copyfile(package, folder / str(version) / "model.pt2")
     (folder / "config.pbtxt").write_text(f'backend: "externspec"\n{config}')
     return folder
+
+
+# ---- the clients: one body over tritonclient.http and tritonclient.grpc ----
+
+def _module(kind: str) -> Any:
+    if kind == "http":
+        import tritonclient.http as module
+    else:
+        import tritonclient.grpc as module
+    return module
+
+
+def client(kind: str, server: TritonServer) -> Any:
+    """A tritonclient InferenceServerClient of `kind` ("http" or "grpc") for `server`."""
+    url = server.http_url if kind == "http" else server.grpc_url
+    c = _module(kind).InferenceServerClient(url)
+    c.kind = kind
+    return c
+
+
+def _dtype_name(array: np.ndarray) -> str:
+    from tritonclient.utils import np_to_triton_dtype
+
+    return str(np_to_triton_dtype(array.dtype))
+
+
+def infer(c: Any, model: str, inputs: Sequence[np.ndarray], *, names: Sequence[str] | None = None,
+          timeout: float = 60.0) -> list[np.ndarray]:
+    """Every output of one request (OUTPUT__0, OUTPUT__1, ... as the model's config lists them)."""
+    module = _module(c.kind)
+    names = names or [f"INPUT__{i}" for i in range(len(inputs))]
+    request = []
+    for name, array in zip(names, inputs, strict=True):
+        entry = module.InferInput(name, list(array.shape), _dtype_name(array))
+        entry.set_data_from_numpy(np.ascontiguousarray(array))
+        request.append(entry)
+    kwargs = {"client_timeout": timeout} if c.kind == "grpc" else {}
+    result = c.infer(model, request, **kwargs)
+    outputs = model_config(c, model)["output"]
+    return [result.as_numpy(o["name"]) for o in outputs]
+
+
+def model_config(c: Any, model: str) -> dict[str, Any]:
+    config = c.get_model_config(model, **({"as_json": True} if c.kind == "grpc" else {}))
+    return config["config"] if c.kind == "grpc" else config
+
+
+def batch_executions(model: str, server: TritonServer) -> dict[int, int]:
+    """The server's statistics of `model`: executions by batch size (merged batches are the big ones)."""
+    c = client("http", server)
+    try:
+        stats = c.get_inference_statistics(model)["model_stats"]
+    finally:
+        c.close()
+    counts: dict[int, int] = {}
+    for entry in stats:
+        for batch in entry.get("batch_stats", []):
+            counts[int(batch["batch_size"])] = counts.get(int(batch["batch_size"]), 0) + \
+                int(batch["compute_infer"]["count"])
+    return counts

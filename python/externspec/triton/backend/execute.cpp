@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "datatypes.h"
+#include "extern_calls.h"
 #include "model_state.h"
 #include "triton_errors.h"
 
@@ -202,7 +203,7 @@ void run_group(ModelState& model, TRITONBACKEND_ModelInstance* instance, const s
   std::string failure;
   timing.compute_start = now_ns();
   try {
-    outputs = model.runner->run(inputs);
+    outputs = run_naming_calls(*model.runner, inputs);
   } catch (const std::exception& e) {
     failure = "model `" + model.name + "`: " + e.what();
   }
