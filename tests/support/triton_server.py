@@ -157,8 +157,9 @@ def _dtype_name(array: np.ndarray) -> str:
 
 
 def infer(c: Any, model: str, inputs: Sequence[np.ndarray], *, names: Sequence[str] | None = None,
-          timeout: float = 60.0) -> list[np.ndarray]:
-    """Every output of one request (OUTPUT__0, OUTPUT__1, ... as the model's config lists them)."""
+          timeout: float = 60.0, outputs: int | None = None) -> list[np.ndarray]:
+    """Every output of one request: OUTPUT__0, OUTPUT__1, ... (`outputs` of them, else as many as the
+    model's config lists)."""
     module = _module(c.kind)
     names = names or [f"INPUT__{i}" for i in range(len(inputs))]
     request = []
@@ -168,8 +169,8 @@ def infer(c: Any, model: str, inputs: Sequence[np.ndarray], *, names: Sequence[s
         request.append(entry)
     kwargs = {"client_timeout": timeout} if c.kind == "grpc" else {}
     result = c.infer(model, request, **kwargs)
-    outputs = model_config(c, model)["output"]
-    return [result.as_numpy(o["name"]) for o in outputs]
+    count = len(model_config(c, model)["output"]) if outputs is None else outputs
+    return [result.as_numpy(f"OUTPUT__{k}") for k in range(count)]
 
 
 def model_config(c: Any, model: str) -> dict[str, Any]:
