@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
+from tests.packaging import custom_op_package
 from tests.support import matrix, triton_models
 from tests.support import triton_server as ts
-from tests.packaging import custom_op_package
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(ts.missing() is not None, reason=str(ts.missing()))]
 
