@@ -14,8 +14,8 @@ The graph has one node per module of `externspec` (python/externspec, and codege
 On that graph: no import circle anywhere; the rooms (docs/architecture.md) import only downward,
 wire below thrift below abi below cpp below triton below cli; the shipped package never imports the
 code generator; the executor never imports the exporter; the emitters see only the IR and the
-pre-pass, so every "can this schema be emitted" decision happens before rendering. Every module at the package root is named in the
-layout of docs/architecture.md.
+pre-pass, so every "can this schema be emitted" decision happens before rendering. Every module at
+the package root is named in the layout of docs/architecture.md.
 """
 
 from __future__ import annotations
