@@ -58,10 +58,13 @@ def refused_models(tmp: Path) -> dict[str, tuple[Path, str, str]]:
     """name -> (package, config lines, a part of the reason the repository index shows)."""
     corrupt = tmp / "corrupt.pt2"
     corrupt.write_bytes(b"PK\x03\x04 not a zip archive")
+    exported = tmp / "exported_program.pt2"  # torch.export.save's .pt2: a program, no compiled model
+    torch.export.save(torch.export.export(torch.nn.Linear(2, 2), (torch.randn(1, 2),)), exported)
     ops = op_libraries(es_matrix_library())
     lite = matrix.package("2.15", "lite")
     return {
         "corrupt": (corrupt, "", "not a readable package"),
+        "exported_program": (exported, "", "expected one data/aotinductor/model/*.wrapper.so, found 0"),
         "missing_op_library": (lite, op_libraries(tmp / "libmissing.so"), "libmissing.so: cannot load"),
         "static_batched": (custom_op_package.package(), op_libraries(custom_op_package.ops_library()) +
                            "max_batch_size: 8\n", "max_batch_size: 8 asks for batching"),

@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import sysconfig
 import time
 from collections.abc import Iterator, Sequence
@@ -54,7 +55,17 @@ def backend_directory(root: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / "externspec").symlink_to(backend_dir() / "externspec")
     for own in TRITON_BACKENDS.iterdir():
-        (out / own.name).symlink_to(own)
+        if own.name != "python":
+            (out / own.name).symlink_to(own)
+    # Triton's Python backend runs each model in a stub process it finds beside its library; the wheel
+    # keeps one stub per Python release apart, so the folder is made of links with this Python's.
+    python = out / "python"
+    python.mkdir()
+    for part in (TRITON_BACKENDS / "python").iterdir():
+        if part.is_file():
+            (python / part.name).symlink_to(part)
+    stubs = PYTRITON / "tritonserver" / "python_backend_stubs" / f"{sys.version_info[0]}.{sys.version_info[1]}"
+    (python / "triton_python_backend_stub").symlink_to(stubs / "triton_python_backend_stub")
     return out
 
 
