@@ -48,6 +48,7 @@ def serving_models() -> dict[str, tuple[Path, str]]:
         "lite213": (matrix.package("2.13", "lite"), ops + "max_batch_size: 16\n"
                     "instance_group [{ count: 2, kind: KIND_CPU }]\n"),
         "lite213_auto": (matrix.package("2.13", "lite"), ops),
+        "lite215_unbatched": (matrix.package("2.15", "lite"), ops + "max_batch_size: 0\n"),
         "default213": (matrix.package("2.13", "default"), ops),
         "my_ops": (custom_op_package.package(), op_libraries(custom_op_package.ops_library())),
         "index_sort": (matrix.package("2.12", "lite_index_sort"), ""),

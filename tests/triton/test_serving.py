@@ -74,6 +74,9 @@ def test_the_config_is_completed_from_the_package(client: Any) -> None:
                                                                                   ("OUTPUT__1", [8])]
     assert "dynamic_batching" in config
     assert int(ts.model_config(client, "lite213")["instance_group"][0]["count"]) == 2
+    unbatched = ts.model_config(client, "lite215_unbatched")  # a stated 0 is kept: full dims, batch dynamic
+    assert int(unbatched.get("max_batch_size", 0)) == 0
+    assert [[int(d) for d in i["dims"]] for i in unbatched["input"]] == [[-1, 8]]
     static = ts.model_config(client, "default213")  # x has a dynamic batch, a and b do not
     assert int(static.get("max_batch_size", 0)) == 0
     assert [[int(d) for d in i["dims"]] for i in static["input"]] == [[-1, 8], [3, 5], [3, 5]]

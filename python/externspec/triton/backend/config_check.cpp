@@ -1,5 +1,6 @@
 // complete_config and check_config (model_config.h): the config against what the package says.
 #include <algorithm>
+#include <regex>
 #include <string>
 
 #include "datatypes.h"
@@ -75,10 +76,14 @@ void check_tensors(const json& config, const std::vector<TensorFacts>& facts, bo
 
 }  // namespace
 
-bool complete_config(json& config, const PackageFacts& facts) {
+bool states_max_batch_size(const std::string& pbtxt) {
+  return std::regex_search(pbtxt, std::regex(R"((^|\n)\s*max_batch_size\s*:)"));
+}
+
+bool complete_config(json& config, const PackageFacts& facts, bool max_batch_stated) {
   bool changed = false;
   std::int64_t max_batch = config.contains("max_batch_size") ? config["max_batch_size"].get<std::int64_t>() : 0;
-  if (missing(config, "input") && max_batch == 0 && facts.batch_dynamic) {
+  if (missing(config, "input") && !max_batch_stated && max_batch == 0 && facts.batch_dynamic) {
     max_batch = std::min(kDefaultMaxBatchSize, facts.max_batch);
     config["max_batch_size"] = max_batch;
     if (!config.contains("dynamic_batching")) config["dynamic_batching"] = json::object();

@@ -1,6 +1,8 @@
 #include "model_state.h"
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "triton_errors.h"
 
@@ -43,6 +45,12 @@ std::pair<std::string, std::string> package_path(TRITONBACKEND_Model* model) {
   return {(dir / std::to_string(version) / "model.pt2").string(), dir.string()};
 }
 
+// The model's config.pbtxt as written ("" when there is none: Triton then makes the config itself).
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 }  // namespace
 
 std::unique_ptr<ModelState> load_model(TRITONBACKEND_Model* model) {
@@ -58,7 +66,8 @@ std::unique_ptr<ModelState> load_model(TRITONBACKEND_Model* model) {
   state->facts = package_facts(*state->runner);
   bool auto_complete = false;
   check(TRITONBACKEND_ModelAutoCompleteConfig(model, &auto_complete), "asking for auto-complete");
-  if (auto_complete && complete_config(config, state->facts)) set_model_config(model, config);
+  if (auto_complete && complete_config(config, state->facts, states_max_batch_size(read_text(dir + "/config.pbtxt"))))
+    set_model_config(model, config);
   check_config(config, state->facts);
   state->inputs = config_tensors(config, "input");
   state->outputs = config_tensors(config, "output");
