@@ -42,6 +42,7 @@ class TritonPythonModel:
             with self.torch.no_grad():
                 outputs = self.run(inputs)
             outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-            tensors = [pb_utils.Tensor(n, o.contiguous().numpy().copy()) for n, o in zip(self.outputs, outputs, strict=True)]
+            tensors = [pb_utils.Tensor(n, o.contiguous().numpy())
+                       for n, o in zip(self.outputs, outputs, strict=True)]
             responses.append(pb_utils.InferenceResponse(output_tensors=tensors))
         return responses
