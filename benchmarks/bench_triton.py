@@ -25,8 +25,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SECONDS = 5.0
 CONCURRENCY = (1, 4, 16)
-# The Python backend running es.cpp.AOTIRunner (the third column) is not here yet: the stub
-# process's Python computed another source hash for es.cpp than this one and began a full build of it.
+# The Python backend running es.cpp.AOTIRunner (the third column) is not here yet: the wheel's
+# stub embeds the system's libpython 3.11.2, not the environment's Python (3.11.7 here), and es.cpp's
+# build folder is keyed by the Python micro release, so the stub began a full build of es.cpp.
 MODELS = {"externspec": "externspec backend", "py_torch": "Python backend, aoti_load_package"}
 TENSORS = ('input [{ name: "INPUT__0", data_type: TYPE_FP32, dims: [3, 4] },'
            ' { name: "INPUT__1", data_type: TYPE_FP32, dims: [3, 4] }]\n'

@@ -90,14 +90,9 @@ std::optional<std::vector<at::Tensor>> probe(AOTIRunner& runner, const std::stri
   }
 }
 
-}  // namespace
-
-std::string input_name(std::size_t index) { return "INPUT__" + std::to_string(index); }
-std::string output_name(std::size_t index) { return "OUTPUT__" + std::to_string(index); }
-
 // Outputs from two probes (batch sizes a and b): a dim that differs between them is dynamic; dim 0
 // equal to the batch size in both follows the batch.
-static bool record_outputs(PackageFacts& facts, const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b,
+bool record_outputs(PackageFacts& facts, const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b,
                            std::int64_t batch_a, std::int64_t batch_b) {
   bool batch_follows = true;
   for (std::size_t k = 0; k < a.size(); ++k) {
@@ -110,6 +105,11 @@ static bool record_outputs(PackageFacts& facts, const std::vector<at::Tensor>& a
   }
   return batch_follows;
 }
+
+}  // namespace
+
+std::string input_name(std::size_t index) { return "INPUT__" + std::to_string(index); }
+std::string output_name(std::size_t index) { return "OUTPUT__" + std::to_string(index); }
 
 PackageFacts package_facts(AOTIRunner& runner) {
   PackageFacts facts;
