@@ -37,6 +37,10 @@ def op_libraries(*paths: Path) -> str:
     return f'parameters {{ key: "op_libraries" value: {{ string_value: "{",".join(map(str, paths))}" }} }}\n'
 
 
+def call_layout(name: str) -> str:
+    return f'parameters {{ key: "call_layout" value: {{ string_value: "{name}" }} }}\n'
+
+
 # Batching that merges: requests wait up to 200 ms for others (the tests send theirs together).
 BATCHER = "dynamic_batching { max_queue_delay_microseconds: 200000 }\n"
 
@@ -44,8 +48,12 @@ BATCHER = "dynamic_batching { max_queue_delay_microseconds: 200000 }\n"
 def serving_models() -> dict[str, tuple[Path, str]]:
     ops = op_libraries(es_matrix_library())
     return {
-        "lite215": (matrix.package("2.15", "lite"), ops + "max_batch_size: 16\n" + BATCHER),
-        "lite213": (matrix.package("2.13", "lite"), ops + "max_batch_size: 16\n"
+        # The call layouts stated (torch 2.15's wrapper passes a node's own arguments, 2.13's also the
+        # omitted kwarg-only defaults); "auto" decides the same from the package (lite213_auto).
+        "lite215": (matrix.package("2.15", "lite"), ops + call_layout("NODE_ARGUMENTS") + "max_batch_size: 16\n" +
+                    BATCHER),
+        "lite213": (matrix.package("2.13", "lite"), ops + call_layout("OMITTED_DEFAULTS_PASSED") +
+                    "max_batch_size: 16\n"
                     "instance_group [{ count: 2, kind: KIND_CPU }]\n"),
         "lite213_auto": (matrix.package("2.13", "lite"), ops),
         "lite215_unbatched": (matrix.package("2.15", "lite"), ops + "max_batch_size: 0\n"),
@@ -76,6 +84,11 @@ def refused_models(tmp: Path) -> dict[str, tuple[Path, str, str]]:
         "too_big_batch": (lite, ops + "max_batch_size: 100\n", "more than the package allows (64)"),
         # Refused by the server itself on a machine without a GPU; the backend refuses KIND_GPU too when
         # built against a CPU torch (model_config.cpp), which a GPU machine with a CPU torch shows.
+        "bad_call_layout": (lite, ops + call_layout("sideways"),
+                            'parameters.call_layout: expected "auto", "NODE_ARGUMENTS" or "OMITTED_DEFAULTS_PASSED"'),
+        "wrong_call_layout": (matrix.package("2.13", "lite"),
+                              ops + call_layout("NODE_ARGUMENTS"),
+                              "(aten::addmm): its call in the package's wrapper passes 4 tensors and 2 ints"),
         "gpu_kind": (lite, ops + "instance_group [{ kind: KIND_GPU }]\n", "KIND_GPU"),
     }
 

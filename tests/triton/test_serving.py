@@ -46,7 +46,7 @@ def client(request: pytest.FixtureRequest, served: tuple[ts.TritonServer, dict[s
 def _eager_cases() -> list[tuple[str, list[np.ndarray], list[np.ndarray]]]:
     cases = []
     for name, release, case in [("lite215", "2.15", "lite"), ("lite213", "2.13", "lite"),
-                                ("default213", "2.13", "default")]:
+                                ("lite215_unbatched", "2.15", "lite"), ("default213", "2.13", "default")]:
         record = matrix.recorded(matrix.package(release, case))
         for inputs, outputs in zip(record["inputs"], record["outputs"], strict=True):
             cases.append((name, [t.numpy() for t in inputs], [t.numpy() for t in outputs]))
