@@ -14,7 +14,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup wheel matrix-data generate check-generated check-schema lint typecheck docs test test-sanitize bench demo fuzz clean gpu-wheels gpu-check gpu-sim
+.PHONY: help setup triton-backend wheel matrix-data generate check-generated check-schema lint typecheck docs test test-sanitize bench demo fuzz clean gpu-wheels gpu-check gpu-sim
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.%-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -39,12 +39,14 @@ _ := $(shell mkdir -p $(VENV) && find python/externspec codegen -name '*.py' -no
 	> $(PACKAGE_FILES).new && { cmp -s $(PACKAGE_FILES).new $(PACKAGE_FILES) && rm $(PACKAGE_FILES).new \
 	|| mv $(PACKAGE_FILES).new $(PACKAGE_FILES); })
 
-$(STAMP): requirements-dev.txt pyproject.toml $(PACKAGE_FILES)
+$(STAMP): requirements-dev.txt requirements-triton.txt requirements-triton-stub.txt pyproject.toml $(PACKAGE_FILES)
 	@missing=$$(for p in $(CPP_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(if $(TORCH),sed 's/^torch==[^ ]*/torch==$(TORCH)/',cat) requirements-dev.txt > $(VENV)/requirements.txt
 	$(if $(TORCH),PIP_CONSTRAINT=/dev/null )$(PY) -m pip install -q -r $(VENV)/requirements.txt
+	$(PY) -m pip install -q --no-deps -r requirements-triton.txt
+	$(PY) -m pip install -q --no-deps --upgrade --target $(VENV)/triton-stub -r requirements-triton-stub.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -106,6 +108,11 @@ test-torch%: ## the tests of torch %'s packages (2.14, 2.15), es.cpp's CUDA path
 matrix-data: ## compile the cross-version matrix's packages with the torch of each of MATRIX_PYTHONS into tests/data/matrix/
 	@[ -n "$(MATRIX_PYTHONS)" ] || { echo "matrix-data: set MATRIX_PYTHONS to one Python per supported torch" >&2; exit 2; }
 	for py in $(MATRIX_PYTHONS); do PYTHONPATH=python $$py -m tests.support.matrix compile || exit 1; done
+
+# Triton's backend for .pt2 packages (python/externspec/triton/backend/), built once per source change
+# against the runtime library es.cpp runs; the last line is the folder for `--backend-directory`.
+triton-backend: $(STAMP) ## build libtriton_externspec.so; prints the folder holding externspec/libtriton_externspec.so
+	@$(PY) -m externspec.triton
 
 bench: $(STAMP) ## benchmarks: ratio tables against torch and msgspec, measured side by side
 	$(PY) benchmarks/run.py

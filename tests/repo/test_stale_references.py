@@ -46,6 +46,8 @@ EXTERNAL = {
     "oss_proxy_executor.cpp": "torch's proxy executor", "cpp_wrapper_cpu.py": "torch's AOTInductor codegen",
     "schema.py": "torch's torch/_export/serde/schema.py", "export_schema.thrift": "torch's export schema",
     "schema_check.py": "torch",
+    "tritonserver.h": "Triton's C API (triton-inference-server/core)",
+    "tritonbackend.h": "Triton's C API (triton-inference-server/core)",
     "test/inductor/": "torch's tests", "test_torchbind.py": "torch's tests",
     "wrapper.cpp": "the `<hash>.wrapper.cpp` AOTInductor writes into a package",
     "app.cpp": "a user's program (README)", "my_ops.py": "a user's op library (README)",
