@@ -355,6 +355,8 @@ Package::Package(const std::string& path) : path_(path) {
   try {
     reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
   } catch (const c10::Error& e) {
+    // torch's reader refuses a zip without its layout: say what the file is, when it is no package.
+    if (kind_ != "aoti_package") throw not_a_package(path, kind_);
     throw PackageError(path + ": not a readable package: " + e.what_without_backtrace());
   }
 }
