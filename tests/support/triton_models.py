@@ -72,8 +72,8 @@ def refused_models(tmp: Path) -> dict[str, tuple[Path, str, str]]:
     ops = op_libraries(es_matrix_library())
     lite = matrix.package("2.15", "lite")
     return {
-        "corrupt": (corrupt, "", "not a readable package"),
-        "exported_program": (exported, "", "expected one data/aotinductor/model/*.wrapper.so, found 0"),
+        "corrupt": (corrupt, "", "not a zip archive (a .pt2 file is one): truncated or not a .pt2"),
+        "exported_program": (exported, "", "an ExportedProgram saved by torch.export.save, not an AOTInductor package"),
         "missing_op_library": (lite, op_libraries(tmp / "libmissing.so"), "libmissing.so: cannot load"),
         "static_batched": (custom_op_package.package(), op_libraries(custom_op_package.ops_library()) +
                            "max_batch_size: 8\n", "max_batch_size: 8 asks for batching"),

@@ -156,7 +156,9 @@ def _module(kind: str) -> Any:
 def client(kind: str, server: TritonServer) -> Any:
     """A tritonclient InferenceServerClient of `kind` ("http" or "grpc") for `server`."""
     url = server.http_url if kind == "http" else server.grpc_url
-    c = _module(kind).InferenceServerClient(url)
+    # HTTP: tritonclient's 60 s default for a call's reply ran out on a model load while CI's two
+    # workers compiled beside the server (a load probes the package twice); a hang still fails.
+    c = _module(kind).InferenceServerClient(url, **({"network_timeout": 300.0} if kind == "http" else {}))
     c.kind = kind
     return c
 
