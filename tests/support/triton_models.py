@@ -90,6 +90,9 @@ def refused_models(tmp: Path) -> dict[str, tuple[Path, str, str]]:
                               ops + call_layout("NODE_ARGUMENTS"),
                               "(aten::addmm): its call in the package's wrapper passes 4 tensors and 2 ints"),
         "gpu_kind": (lite, ops + "instance_group [{ kind: KIND_GPU }]\n", "KIND_GPU"),
+        "too_many_instances": (lite, ops + "instance_group [{ count: 1000, kind: KIND_CPU }, "
+                                           "{ count: 1000, kind: KIND_CPU }]\n",
+                               "instance_group.count: 2000 instances in all, more than the 1024"),
     }
 
 

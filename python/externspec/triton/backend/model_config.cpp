@@ -80,7 +80,10 @@ void read_instances(const json& config, AOTIRunnerOptions& options) {
     }
     count += static_cast<std::size_t>(std::max<std::int64_t>(n, 0));
   }
-  options.num_models = std::clamp<std::size_t>(count, 1, AOTIRunnerOptions::kMaxNumModels);
+  if (count > AOTIRunnerOptions::kMaxNumModels)
+    throw ConfigError("instance_group.count: " + std::to_string(count) + " instances in all, more than the " +
+                      std::to_string(AOTIRunnerOptions::kMaxNumModels) + " model instances one runner holds");
+  options.num_models = std::max<std::size_t>(count, 1);  // no instance_group: Triton's one instance
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "aoti_package/zip_reader.h"
 
-#include "aoti_package/file_kind.h"
-
 #include <caffe2/serialize/crc_alt.h>
 #include <caffe2/serialize/inline_container.h>
 #include <c10/util/Exception.h>
@@ -9,7 +7,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -21,6 +18,8 @@
 
 #include <externspec/externspec.h>
 #include <externspec/torch/errors.h>
+
+#include "aoti_package/file_kind.h"
 
 namespace externspec::detail {
 namespace {
@@ -355,8 +354,7 @@ Package::Package(const std::string& path) : path_(path) {
   try {
     reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
   } catch (const c10::Error& e) {
-    // torch's reader refuses a zip without its layout: say what the file is, when it is no package.
-    if (kind_ != "aoti_package") throw not_a_package(path, kind_);
+    if (kind_ != "aoti_package") throw not_a_package(path, kind_);  // say what the file is instead
     throw PackageError(path + ": not a readable package: " + e.what_without_backtrace());
   }
 }
