@@ -25,11 +25,14 @@ import os
 import re
 import sys
 import types
+import zipfile
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from .. import file_kind
 from .._modelbase import install_json_loads
+from ..errors import PackageError
 from . import decision, limits, version
 from .limits import MAX_DECODE_ERRORS, MAX_JSON_DEPTH, Limits
 
@@ -129,10 +132,6 @@ def _refuse_archive(path: str | os.PathLike[str]) -> None:
     """A spec is JSON: a zip archive given as one (a `.pt2`, most often) is a PackageError saying what
     it is and where it goes, in both executors' words (es.cpp.ProxyExecutor reads paths here too),
     rather than `Invalid JSON` at its first byte."""
-    import zipfile
-
-    from .. import file_kind
-    from ..errors import PackageError
 
     try:
         with open(path, "rb") as f:
