@@ -53,7 +53,7 @@ def _repository(root: Path) -> Path:
                            f'parameters [{{ key: "runner" value: {{ string_value: "{runner}" }} }},'
                            f' {{ key: "ops" value: {{ string_value: "{ops}" }} }}]\n')
         (folder / "config.pbtxt").write_text((folder / "config.pbtxt").read_text().replace("externspec", "python"))
-        shutil.copyfile(ROOT / "benchmarks" / "triton" / "model.py", folder / "1" / "model.py")
+        shutil.copyfile(ROOT / "benchmarks" / "triton_python_backend" / "model.py", folder / "1" / "model.py")
         (folder / "1" / "sys_path.txt").write_text(sys_path)
     return repository
 
