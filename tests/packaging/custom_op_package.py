@@ -22,14 +22,20 @@ SOURCE = Path(__file__).with_name("my_ops.cpp")
 CACHE = cache_dir() / "aoti"
 
 
-@functools.cache
-def ops_library() -> Path:
-    """libmy_ops.so for the installed torch (its headers and libraries, its C++ ABI flag)."""
+def op_library(source: Path, name: str) -> Path:
+    """lib<name>.so of an op library's `source`, for the installed torch (its headers and libraries,
+    its C++ ABI flag), cached under `<cache>/cpp/<name>`."""
     torch_dir = Path(torch.__file__).parent
     flags = ["-std=c++20", "-O1", "-shared", "-fPIC", f"-I{torch_dir / 'include'}",
              f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}", f"-L{torch_dir / 'lib'}",
              f"-Wl,-rpath,{torch_dir / 'lib'}", "-ltorch_cpu", "-lc10"]
-    return build(SOURCE, cache_dir() / "cpp" / "my_ops", "libmy_ops", flags, extra_deps=[torch_dir / "version.py"])
+    return build(source, cache_dir() / "cpp" / name, f"lib{name}", flags, extra_deps=[torch_dir / "version.py"])
+
+
+@functools.cache
+def ops_library() -> Path:
+    """libmy_ops.so for the installed torch."""
+    return op_library(SOURCE, "my_ops")
 
 
 def load_ops() -> None:

@@ -12,10 +12,8 @@ from pathlib import Path
 
 import torch
 
-from externspec._cache import cache_dir
 from tests.packaging import custom_op_package
 from tests.support import matrix
-from tests.support.cppbuild import build
 from tests.support.paths import REPO
 from tests.support.triton_server import add_model
 
@@ -24,13 +22,8 @@ OPS_SOURCE = REPO / "tests" / "triton" / "es_matrix_ops.cpp"
 
 @functools.cache
 def es_matrix_library() -> Path:
-    """libes_matrix_ops.so for the installed torch (the flags of custom_op_package.ops_library)."""
-    torch_dir = Path(torch.__file__).parent
-    flags = ["-std=c++20", "-O1", "-shared", "-fPIC", f"-I{torch_dir / 'include'}",
-             f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}", f"-L{torch_dir / 'lib'}",
-             f"-Wl,-rpath,{torch_dir / 'lib'}", "-ltorch_cpu", "-lc10"]
-    return build(OPS_SOURCE, cache_dir() / "cpp" / "es_matrix_ops", "libes_matrix_ops", flags,
-                 extra_deps=[torch_dir / "version.py"])
+    """libes_matrix_ops.so for the installed torch."""
+    return custom_op_package.op_library(OPS_SOURCE, "es_matrix_ops")
 
 
 def op_libraries(*paths: Path) -> str:
