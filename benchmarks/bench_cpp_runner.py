@@ -50,7 +50,7 @@ def _load_pair(path: str) -> tuple[float, float]:
 
 def _forward_pairs(path: str, inputs: tuple[torch.Tensor, ...]) -> list[tuple[float, float]]:
     """(ours, torch) seconds per forward, for the flat call of each runner's binding (a list of
-    tensors in, a list out: `_impl.run_flat` vs torch's `loader.run`) and for the user-level call
+    tensors in, a list out: `run_flat` vs torch's `loader.run`) and for the user-level call
     (pytree in and out: `AOTIRunner(...)(*inputs)` vs the `aoti_load_package(...)(*inputs)` model)."""
     import externspec as es
 
@@ -67,7 +67,7 @@ def _forward_pairs(path: str, inputs: tuple[torch.Tensor, ...]) -> list[tuple[fl
         return loop
 
     pairs = []
-    for fn_ours, fn_theirs in ((lambda: ours._impl.run_flat(flat), lambda: theirs.loader.run(flat)),
+    for fn_ours, fn_theirs in ((lambda: ours.run_flat(flat), lambda: theirs.loader.run(flat)),
                                (lambda: ours(*inputs), lambda: theirs(*inputs))):
         t_ours, t_theirs = [], []
         for _ in range(3):  # interleaved: machine noise hits both alike
@@ -78,14 +78,19 @@ def _forward_pairs(path: str, inputs: tuple[torch.Tensor, ...]) -> list[tuple[fl
 
 
 THROUGHPUT_RUNS = 400  # per thread
-THROUGHPUT_REPEATS = 3
+THROUGHPUT_REPEATS = 7
 
 
 def _runs_per_second(run: Callable[[], Any], threads: int) -> float:
     """`threads` threads each making THROUGHPUT_RUNS runs, released together: runs per second."""
     start_line = threading.Barrier(threads + 1)
+    intra_op = torch.get_num_threads()
 
     def worker() -> None:
+        # Each thread's own OpenMP setting: a new thread starts from OpenMP's default (all cores),
+        # not from the caller's torch.set_num_threads, and an op's parallel region would then
+        # compete with the other runs for the cores.
+        torch.set_num_threads(intra_op)
         start_line.wait()
         for _ in range(THROUGHPUT_RUNS):
             run()

@@ -6,6 +6,7 @@ Slow: compiles two AOTInductor models once (cached under .cache/aoti) and the C+
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 import zipfile
@@ -102,6 +103,19 @@ def test_inputs_are_checked_before_the_model_runs(abi_runner: es.cpp.AOTIRunner)
     with pytest.raises(es.CallError, match=r"input 1 has shape \[5, 4\], size 0 is s\d+ = 4 \(s\d+ is size 0 of "
                                            r"input 0\)"):
         abi_runner(x, torch.randn(5, 4), z)
+
+
+def test_run_flat_is_the_bindings_own_call_and_checks_its_stream(abi_runner: es.cpp.AOTIRunner) -> None:
+    """`run_flat` has no Python frame on the hot path (the binding's method, set per instance); the
+    stream checks moved into the binding with it, and the flat call still equals the pytree call."""
+    inputs = list(cm.MODELS["abi"].inputs(4))
+    assert not inspect.isfunction(abi_runner.run_flat.__func__)  # a builtin of the binding, not Python's
+    assert_all_equal(abi_runner.run_flat(inputs), flat(abi_runner(*inputs)))
+    assert_all_equal(abi_runner.run_flat(inputs, stream=None), flat(abi_runner(*inputs)))
+    with pytest.raises(TypeError, match=r"stream must be a torch\.cuda\.Stream, got int"):
+        abi_runner.run_flat(inputs, stream=7)
+    with pytest.raises(TypeError, match=r"stream must be a torch\.cuda\.Stream, got str"):
+        abi_runner.run(*inputs, stream="cuda:0")
 
 
 def _repack(package: Path, tmp_path: Path, edit: Any, *, without_source: bool = False) -> Path:

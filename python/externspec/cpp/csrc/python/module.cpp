@@ -185,13 +185,25 @@ py::list wrap(std::vector<at::Tensor> ts) {
   return out;
 }
 
-// `stream`: a cudaStream_t as an integer (torch.cuda.Stream.cuda_stream), 0 for the current stream.
-py::list run_flat(AOTIRunner& r, py::handle inputs, std::uintptr_t stream) {
+// `stream`: None for the device's current stream, else a torch.cuda.Stream of the runner's device.
+void* stream_handle(const AOTIRunner& r, py::handle stream) {
+  if (stream.is_none()) return nullptr;
+  if (!py::isinstance(stream, py::module_::import("torch.cuda").attr("Stream")))
+    throw py::type_error("stream must be a torch.cuda.Stream, got " +
+                         std::string(py::str(py::type::handle_of(stream).attr("__name__"))));
+  const std::string device = py::str(stream.attr("device"));
+  if (device != r.device().str())
+    throw CallError("the stream is on " + device + ", the model runs on " + r.device().str());
+  return reinterpret_cast<void*>(stream.attr("cuda_stream").cast<std::uintptr_t>());
+}
+
+py::list run_flat(AOTIRunner& r, py::handle inputs, py::handle stream) {
   auto tensors = tensors_of(inputs);
+  void* handle = stream_handle(r, stream);
   std::vector<at::Tensor> out;
   {
     py::gil_scoped_release release;
-    out = r.run(tensors, reinterpret_cast<void*>(stream));
+    out = r.run(tensors, handle);
   }
   return wrap(std::move(out));
 }
@@ -449,8 +461,8 @@ void bind_aoti_runner(py::module_& m) {
            py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
            py::arg("limits"), py::arg("require_input_records"),
            py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"), py::arg("call_layout"))
-      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, 0); })
-      .def("run_flat", &run_flat, py::arg("inputs"), py::arg("stream") = 0)
+      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, py::none()); })
+      .def("run_flat", &run_flat, py::arg("inputs"), py::kw_only(), py::arg("stream") = py::none())
       .def_property_readonly("device", [](const AOTIRunner& r) { return r.device().str(); })
       .def("run_with_python", &run_with_python, py::arg("call_function"))
       .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
