@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import zipfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -139,6 +140,55 @@ def test_a_failed_run_does_not_strand_a_run_waiting_for_a_model_instance() -> No
         serving_models.rendezvous_barrier(None)
     assert isinstance(results[0], Exception) and "the first run fails" in str(results[0])
     torch.testing.assert_close(results[1], (torch.full((4,), 1.0) * 2 + 1) * 3)
+
+
+class _CountInside:
+    """A gate for the rendezvous op that counts the runs inside the model at once and fails every
+    fifth run, after a pause that lets the other threads pile up at the runner's admission."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.inside = self.most_inside = self.calls = 0
+
+    def wait(self, timeout: float | None = None) -> None:
+        with self._lock:
+            self.inside += 1
+            self.calls += 1
+            self.most_inside, call = max(self.most_inside, self.inside), self.calls
+        time.sleep(0.001)
+        with self._lock:
+            self.inside -= 1
+        if call % 5 == 0:
+            raise RuntimeError("every fifth run fails")
+
+
+def test_admission_under_contention_lets_in_at_most_num_models_and_strands_no_run() -> None:
+    """Eight threads, three instances, 40 runs each, every fifth failing inside the model: a run
+    takes a free instance without the mutex, and waits on it only when none is free; no run is
+    stranded by a failure or a give-back racing a waiter, and never more than three are inside."""
+    runner = es.cpp.AOTIRunner(serving_models.package(), num_models=3)
+    gate = _CountInside()
+    serving_models.rendezvous_barrier(gate)
+    failed = threading.Semaphore(0)
+
+    def runs(t: int) -> int:
+        done = 0
+        for _ in range(40):
+            try:
+                torch.testing.assert_close(runner(torch.full((4,), float(t))), (torch.full((4,), float(t)) * 2 + 1) * 3)
+            except RuntimeError as e:  # the op's own exception, through the executor
+                assert "every fifth run fails" in str(e)
+                failed.release()
+            done += 1
+        return done
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            assert sum(pool.map(runs, range(8), timeout=300)) == 320
+    finally:
+        serving_models.rendezvous_barrier(None)
+    assert gate.calls == 320 and 1 < gate.most_inside <= 3
+    assert sum(1 for _ in iter(lambda: failed.acquire(blocking=False), False)) == 320 // 5
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
