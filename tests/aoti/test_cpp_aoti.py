@@ -118,6 +118,19 @@ def test_run_flat_is_the_bindings_own_call_and_checks_its_stream(abi_runner: es.
         abi_runner.run(*inputs, stream="cuda:0")
 
 
+def test_a_subclass_that_overrides_run_flat_keeps_its_own(abi_package: Path) -> None:
+    class Counting(es.cpp.AOTIRunner):
+        calls = 0
+
+        def run_flat(self, inputs: Any, *, stream: Any = None) -> list[torch.Tensor]:
+            Counting.calls += 1
+            return super().run_flat(inputs, stream=stream)
+
+    runner = Counting(abi_package)
+    runner(*cm.MODELS["abi"].inputs(4))
+    assert Counting.calls == 1
+
+
 def _repack(package: Path, tmp_path: Path, edit: Any, *, without_source: bool = False) -> Path:
     """A copy of `package` whose extern-kernel file is replaced by `edit(text)` (`without_source`: and
     whose `*.wrapper.cpp` is left out)."""

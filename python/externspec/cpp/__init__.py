@@ -180,7 +180,8 @@ class AOTIRunner:
                                             _cpp_limits(limits), require_input_records,
                                             num_models, libraries, bool(load_custom_objects),
                                             _layout_name(call_layout))
-        self.__dict__["run_flat"] = self._impl.run_flat  # see run_flat
+        if type(self).run_flat is AOTIRunner.run_flat:  # see run_flat (a subclass's own stays)
+            self.__dict__["run_flat"] = self._impl.run_flat
         self._in_spec = pytree.treespec_loads(self._runner.in_spec)
         self._out_spec = pytree.treespec_loads(self._runner.out_spec)
 
