@@ -1,10 +1,13 @@
 """Serving one `.pt2` package with Triton Inference Server (tritonserver 2.51.0 from nvidia-pytriton,
 on the CPU): externspec's backend against Triton's Python backend running torch's
-`aoti_load_package`. The same package (tests/packaging/custom_op_package.py: C++ custom ops from an
-op library mixed with compiled code, fixed shapes; the cross-version matrix's packages are not used
-because torch's own runner cannot run them: "Mismatch between ints consumed and num_ints"), the same
-server, the same gRPC client; requests from 1, 4 and 16 concurrent clients, each cell run for SECONDS
-after a warm-up; every model has 2 instances (the machine has 2 cores).
+`aoti_load_package`, and the Python backend running es.cpp.AOTIRunner. The same package
+(tests/packaging/custom_op_package.py: C++ custom ops from an op library mixed with compiled code,
+fixed shapes; the cross-version matrix's packages are not used because torch's own runner cannot run
+them: "Mismatch between ints consumed and num_ints"), the same server, the same gRPC client (one
+prebuilt request sent by threads, `_cell`); requests from 1, 4 and 16 concurrent clients, each cell
+run for SECONDS after a warm-up; every model has 2 instances (the machine has 2 cores). The Python
+backend's stub embeds the system's Python (3.11.2 here) and loads the es.cpp build of this
+environment's Python (3.11.7): es.cpp's build is keyed by the interpreter's ABI, not its micro release.
 
     python benchmarks/run.py bench_triton
 """
@@ -25,10 +28,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SECONDS = 5.0
 CONCURRENCY = (1, 4, 16)
-# The Python backend running es.cpp.AOTIRunner (the issue's third column) is not here yet: the wheel's
-# stub embeds the system's libpython 3.11.2, not the environment's Python (3.11.7 here), and es.cpp's
-# build folder is keyed by the Python micro release, so the stub began a full build of es.cpp.
-MODELS = {"externspec": "externspec backend", "py_torch": "Python backend, aoti_load_package"}
+MODELS = {"externspec": "externspec backend", "py_torch": "Python backend, aoti_load_package",
+          "py_es": "Python backend, es.cpp.AOTIRunner"}
 TENSORS = ('input [{ name: "INPUT__0", data_type: TYPE_FP32, dims: [3, 4] },'
            ' { name: "INPUT__1", data_type: TYPE_FP32, dims: [3, 4] }]\n'
            'output [{ name: "OUTPUT__0", data_type: TYPE_FP32, dims: [3, 4] },'
@@ -48,7 +49,7 @@ def _repository(root: Path) -> Path:
     ops = root / "load_ops.py"  # what the Python backend's model runs to register the package's ops
     ops.write_text(f"import torch\ntorch.ops.load_library({str(library)!r})\n")
     sys_path = os.pathsep.join(map(str, [STUB_PACKAGES, ROOT / "python", ROOT, sysconfig.get_paths()["purelib"]]))
-    for name, runner in [("py_torch", "torch")]:
+    for name, runner in [("py_torch", "torch"), ("py_es", "es")]:
         folder = add_model(repository, name, package, TENSORS + INSTANCES +
                            f'parameters [{{ key: "runner" value: {{ string_value: "{runner}" }} }},'
                            f' {{ key: "ops" value: {{ string_value: "{ops}" }} }}]\n')
@@ -58,34 +59,87 @@ def _repository(root: Path) -> Path:
     return repository
 
 
-def _cell(server: object, model: str, clients: int) -> tuple[float, float, float]:
-    """(requests/s, p50 ms, p99 ms) of `clients` threads sending for SECONDS."""
-    from tests.packaging import custom_op_package
-    from tests.support import triton_server as ts
+def _request(model: str, arrays: list[np.ndarray]) -> object:
+    """The gRPC request of one inference, built once: each client sends the same bytes."""
+    from tritonclient.grpc import service_pb2
 
-    x = [t.numpy() for t in custom_op_package.example_inputs()]
+    request = service_pb2.ModelInferRequest(model_name=model)
+    for i, array in enumerate(arrays):
+        tensor = request.inputs.add()
+        tensor.name, tensor.datatype = f"INPUT__{i}", "FP32"
+        tensor.shape.extend(array.shape)
+        request.raw_input_contents.append(np.ascontiguousarray(array, np.float32).tobytes())
+    return request
+
+
+def _server_cpu_s(pid: int) -> float:
+    """CPU seconds of the server and its children (the Python backend's stub processes)."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):  # not a process, or one that ended
+            continue
+        if entry.name == str(pid) or fields[1] == str(pid):
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _cell(server: object, model: str, clients: int) -> tuple[float, float, float, float]:
+    """(requests/s, p50 ms, p99 ms, server CPU ms per request) of `clients` threads sending for
+    SECONDS. Each thread is a gRPC stub of tritonclient's service sending one prebuilt request: a
+    tritonclient.grpc client's own Python work per request (about 0.3 ms of CPU here) outweighed the
+    backend's, and the clients share the 2 cores with the server."""
+    import grpc
+    from tritonclient.grpc import service_pb2_grpc
+
+    from tests.packaging import custom_op_package
+
+    request = _request(model, [t.numpy() for t in custom_op_package.example_inputs()])
     latencies: list[float] = []
     lock, start_at = threading.Lock(), time.monotonic() + 1.0
 
     def client() -> None:
-        c = ts.client("grpc", server)  # type: ignore[arg-type]
-        mine = []
-        while time.monotonic() < start_at:  # warm-up
-            ts.infer(c, model, x, outputs=2)
-        while (now := time.monotonic()) < start_at + SECONDS:
-            ts.infer(c, model, x, outputs=2)
-            mine.append(time.monotonic() - now)
-        c.close()
+        with grpc.insecure_channel(server.grpc_url) as channel:  # type: ignore[attr-defined]
+            infer, mine = service_pb2_grpc.GRPCInferenceServiceStub(channel).ModelInfer, []
+            while time.monotonic() < start_at:  # warm-up
+                infer(request)
+            while (now := time.monotonic()) < start_at + SECONDS:
+                reply = infer(request)
+                mine.append(time.monotonic() - now)
+            assert len(reply.raw_output_contents) == 2, reply
         with lock:
             latencies.extend(mine)
 
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for t in threads:
         t.start()
+    time.sleep(max(0.0, start_at - time.monotonic()))
+    cpu = _server_cpu_s(server.process.pid)  # type: ignore[attr-defined]
+    time.sleep(max(0.0, start_at + SECONDS - time.monotonic()))
+    cpu = _server_cpu_s(server.process.pid) - cpu  # type: ignore[attr-defined]
     for t in threads:
         t.join()
     ms = np.array(latencies) * 1000
-    return len(latencies) / SECONDS, float(np.percentile(ms, 50)), float(np.percentile(ms, 99))
+    return (len(latencies) / SECONDS, float(np.percentile(ms, 50)), float(np.percentile(ms, 99)),
+            1000 * cpu / len(latencies))
+
+
+STAGES = ("queue", "compute_input", "compute_infer", "compute_output")
+
+
+def _stages(server: object, model: str) -> str:
+    """The server's own account of `model`'s requests (its statistics, over every cell): mean µs per
+    request waiting in the queue, reading inputs, running, and writing and sending outputs."""
+    from tests.support import triton_server as ts
+
+    c = ts.client("http", server)  # type: ignore[arg-type]
+    try:
+        stats = c.get_inference_statistics(model)["model_stats"][0]["inference_stats"]
+    finally:
+        c.close()
+    count = int(stats["success"]["count"])
+    return " | ".join(f"{int(stats[stage]['ns']) / count / 1000:.0f}" for stage in STAGES)
 
 
 def run() -> list[str]:
@@ -96,13 +150,18 @@ def run() -> list[str]:
         return [f"bench_triton: skipped: {ts.missing()}"]
     if not (STUB_PACKAGES / "numpy").is_dir():
         return [f"bench_triton: skipped: no {STUB_PACKAGES} (`make setup` installs requirements-triton-stub.txt there)"]
-    lines = ["Triton: req/s, p50/p99 ms (batch-1 requests, gRPC; ratios: externspec / Python backend + torch)",
-             f"| {'model':<36} | clients | req/s | p50 ms | p99 ms | req/s ratio | p99 ratio |", "|---" * 7 + "|"]
+    lines = ["Triton: req/s, p50/p99 ms, the server's CPU ms per request with its stub processes (batch-1 "
+             "requests, gRPC; ratios: each / Python backend + torch)",
+             f"| {'model':<36} | clients | req/s | p50 ms | p99 ms | server CPU ms/req | req/s ratio | p99 ratio |",
+             "|---" * 8 + "|"]
     with tempfile.TemporaryDirectory() as tmp, ts.serving(_repository(Path(tmp)), Path(tmp), list(MODELS)) as server:
         for clients in CONCURRENCY:
             cells = {m: _cell(server, m, clients) for m in MODELS}
             base = cells["py_torch"]
-            for m, (rps, p50, p99) in cells.items():
-                lines.append(f"| {MODELS[m]:<36} | {clients:>7} | {rps:5.0f} | {p50:6.2f} | {p99:6.2f} | "
+            for m, (rps, p50, p99, cpu) in cells.items():
+                lines.append(f"| {MODELS[m]:<36} | {clients:>7} | {rps:5.0f} | {p50:6.2f} | {p99:6.2f} | {cpu:17.3f} | "
                              f"{rps / base[0]:10.2f}x | {p99 / base[2]:8.2f}x |")
+        lines += ["", "Inside the server, all cells: µs per request (Triton's statistics)",
+                  f"| {'model':<36} | {' | '.join(STAGES)} |", "|---" * (len(STAGES) + 1) + "|"]
+        lines += [f"| {MODELS[m]:<36} | {_stages(server, m)} |" for m in MODELS]
     return lines

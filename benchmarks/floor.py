@@ -5,8 +5,8 @@ in es.cpp's binding and the figures are those of the library that does.
 `es.cpp.cmake_dir()` is that library's CMake package: the wheel's, or the build tree of es.cpp's
 source build. The module is built as es.cpp's first use builds (externspec/cpp/_cmake.py: a cache
 folder named by a hash of what the build reads, under a lock), once per package folder (a source
-build's folder name carries its content hash), public headers, floor source and torch and Python
-versions, with torch's pybind11 as es.cpp's binding is.
+build's folder name carries its content hash), public headers, floor source, interpreter ABI and
+torch build, with torch's pybind11 as es.cpp's binding is.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from __future__ import annotations
 import functools
 import sys
 from types import ModuleType
-
-import torch
 
 from externspec._cache import cache_dir
 from externspec.cpp import _cmake
@@ -34,7 +32,7 @@ def module() -> ModuleType:
 
     package = es.cpp.cmake_dir()
     key = _cmake.source_hash((SOURCE, "python/externspec/include"),
-                             (str(package), torch.__version__, sys.version_info[:3]))
+                             (str(package), *_cmake.extension_abi()))
     build_dir = cache_dir() / "bench" / f"floor-{key}"
     _cmake.build(build_dir, ["-DCMAKE_BUILD_TYPE=Release", f"-Dexternspec_DIR={package}",
                              f"-DPython_EXECUTABLE={sys.executable}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}"],

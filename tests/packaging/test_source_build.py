@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
+import torch
 
 from externspec import cpp
 from externspec._cache import cache_dir
@@ -32,6 +35,23 @@ def test_the_cache_name_changes_with_each_file_the_build_reads(tmp_path: Path, m
         names.add(binding._source_hash([]))
     names.add(binding._source_hash(["-O1"]))
     assert len(names) == len(EDITS) + 2
+
+
+def test_the_cache_name_follows_the_interpreters_abi_and_torchs_build_not_the_micro_release(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Triton's Python backend stub (the system's Python 3.11.2) loads the build of a venv's 3.11.7:
+    CPython keeps its ABI across micro releases, and EXT_SUFFIX names what it depends on."""
+    name = binding._source_hash([])
+    monkeypatch.setattr(sys, "version_info", (*sys.version_info[:2], sys.version_info[2] + 1, "final", 0))
+    assert binding._source_hash([]) == name
+    names = {name}
+    monkeypatch.setitem(sysconfig.get_config_vars(), "EXT_SUFFIX", ".cpython-311d-x86_64-linux-gnu.so")  # debug
+    names.add(binding._source_hash([]))
+    monkeypatch.setattr(torch, "__version__", f"{torch.__version__.split('+')[0]}+cu128")
+    names.add(binding._source_hash([]))
+    monkeypatch.setattr(torch.version, "git_version", "0" * 40)
+    names.add(binding._source_hash([]))
+    assert len(names) == 4
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -19,6 +20,7 @@ import externspec
 from externspec import _torch_support
 from tests.packaging import custom_op_package
 from tests.packaging.wheelenv import REPO, built_wheel, venv_env, venv_with_wheel
+from tests.support import triton_server as ts
 from tests.support import zoo
 from tests.support.fake_torch import fake_torch
 from tests.support.readme_app import APP_SOURCE, DOCUMENT, compile_lines, run_compile_line
@@ -77,7 +79,9 @@ def test_wheel_ships_the_compiled_runtime_and_every_package() -> None:
         "externspec/include/externspec/torch/aoti_runner.h",
         "externspec/include/externspec/torch/proxy_executor.h",
     } <= names
-    assert not [n for n in names if "/csrc/" in n]  # the sources are the sdist's, not the wheel's
+    assert "externspec/triton/backends/externspec/libtriton_externspec.so" in names
+    # the sources are the sdist's, not the wheel's
+    assert not [n for n in names if "/csrc/" in n or "/triton/backend/" in n]
     # the demo (examples/), the tests and the benchmarks stay in the checkout
     assert not [n for n in names if n.split("/")[0] in ("examples", "tests", "benchmarks") or "demo" in n]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
@@ -86,11 +90,9 @@ def test_wheel_ships_the_compiled_runtime_and_every_package() -> None:
     assert shipped == tree
 
 
-def test_prebuilt_es_cpp_runs_a_package_with_no_compiler(venv_python: Path, tmp_path: Path) -> None:
-    package = custom_op_package.package()
-    inputs = tmp_path / "inputs.pt"
-    torch.save(list(custom_op_package.example_inputs()), inputs)
-    # Every compiler a build could use fails loudly and leaves a mark.
+def _no_compiler_env(venv_python: Path, tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """The venv's environment where every compiler a build could use fails loudly and leaves a mark
+    (the file $COMPILER_MARKER), with an empty cache of its own (returned)."""
     fake = tmp_path / "no-compilers"
     fake.mkdir()
     marker = tmp_path / "a-compiler-ran"
@@ -101,6 +103,14 @@ def test_prebuilt_es_cpp_runs_a_package_with_no_compiler(venv_python: Path, tmp_
     env = venv_env(venv_python, CXX=str(fake / "c++"), CC=str(fake / "cc"), EXTERNSPEC_CACHE_DIR=str(cache),
                    COMPILER_MARKER=str(marker))
     env["PATH"] = f"{fake}:{env['PATH']}"
+    return env, cache
+
+
+def test_prebuilt_es_cpp_runs_a_package_with_no_compiler(venv_python: Path, tmp_path: Path) -> None:
+    package = custom_op_package.package()
+    inputs = tmp_path / "inputs.pt"
+    torch.save(list(custom_op_package.example_inputs()), inputs)
+    env, cache = _no_compiler_env(venv_python, tmp_path)
     proc = subprocess.run([str(venv_python), "-c", _SCRIPT, str(package), str(custom_op_package.ops_library()),
                            str(inputs)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -270,3 +280,28 @@ def test_cmake_runtime_refuses_a_torch_of_another_minor_release(venv_python: Pat
     assert (f"externspec::runtime was built against Torch {built}, but Torch {other} was found "
             f"({tmp_path / 'torch' / 'share' / 'cmake' / 'Torch'}): its C++ ABI needs the same minor release"
             in message), message
+
+
+def test_the_wheels_triton_backend_serves_with_no_compiler(venv_python: Path, tmp_path: Path) -> None:
+    """`externspec.triton.backend_dir()` in the venv is the backend the wheel ships (nothing is built),
+    and PyPI's tritonserver loads it from there (linking the venv's runtime library and torch) and
+    answers the lite-mode MLP equal to eager."""
+    if ts.missing():
+        pytest.skip(ts.missing())
+    env, cache = _no_compiler_env(venv_python, tmp_path)
+    proc = subprocess.run([str(venv_python), "-m", "externspec.triton"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    backends = Path(proc.stdout.splitlines()[-1])
+    assert backends.is_relative_to(venv_python.parent.parent) and (backends / "externspec").is_dir()
+    assert not (tmp_path / "a-compiler-ran").exists() and not cache.exists()
+    model = zoo.ZOO["mlp"]
+    inputs = model.inputs(0)  # a batch of 4, the completed config's max_batch_size
+    with torch.no_grad():
+        want = model.module()(*inputs)
+    ts.add_model(tmp_path / "models", "mlp", zoo.lite_package("mlp"))
+    with ts.serving(tmp_path / "models", tmp_path, ["mlp"], externspec=backends) as server:
+        c = ts.client("grpc", server)
+        (got,) = ts.infer(c, "mlp", [t.numpy() for t in inputs])
+        c.close()
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-5)

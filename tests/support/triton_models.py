@@ -1,8 +1,10 @@
 """The model repository the Triton tests serve (tests/triton/): torch 2.15's and 2.13's lite packages of
 the cross-version matrix, whose custom op `es_matrix::scale` comes from a C++ op library
 (tests/triton/es_matrix_ops.cpp, given in `op_libraries`), a default-mode package with a C++ custom op
-library (tests/packaging/custom_op_package.py), a package whose extern call fails on an out-of-range
-index, and models the backend must refuse at load, each for one reason.
+library (tests/packaging/custom_op_package.py), a package holding a torchbind object
+(`load_custom_objects`; its classes from torch's libtorchbind_test.so, given in `op_libraries`), a
+package whose extern call fails on an out-of-range index, and models the backend must refuse at
+load, each for one reason.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 import torch
 
 from tests.packaging import custom_op_package
-from tests.support import matrix
+from tests.support import matrix, torchbind_models
 from tests.support.paths import REPO
 from tests.support.triton_server import add_model
 
@@ -32,6 +34,9 @@ def op_libraries(*paths: Path) -> str:
 
 def call_layout(name: str) -> str:
     return f'parameters {{ key: "call_layout" value: {{ string_value: "{name}" }} }}\n'
+
+
+LOAD_CUSTOM_OBJECTS = 'parameters { key: "load_custom_objects" value: { string_value: "true" } }\n'
 
 
 # Batching that merges: requests wait up to 200 ms for others (the tests send theirs together).
@@ -53,6 +58,8 @@ def serving_models() -> dict[str, tuple[Path, str]]:
         "default213": (matrix.package("2.13", "default"), ops),
         "my_ops": (custom_op_package.package(), op_libraries(custom_op_package.ops_library())),
         "index_sort": (matrix.package("2.12", "lite_index_sort"), ""),
+        "torchbind": (torchbind_models.package("foo_ops"), op_libraries(torchbind_models.LIBRARY) +
+                      LOAD_CUSTOM_OBJECTS),
     }
 
 
@@ -82,6 +89,8 @@ def refused_models(tmp: Path) -> dict[str, tuple[Path, str, str]]:
         "wrong_call_layout": (matrix.package("2.13", "lite"),
                               ops + call_layout("NODE_ARGUMENTS"),
                               "(aten::addmm): its call in the package's wrapper passes 4 tensors and 2 ints"),
+        "torchbind_no_opt_in": (torchbind_models.package("foo_ops"), op_libraries(torchbind_models.LIBRARY),
+                                "the model's extern calls use torchbind objects the package holds"),
         "gpu_kind": (lite, ops + "instance_group [{ kind: KIND_GPU }]\n", "KIND_GPU"),
         "too_many_instances": (lite, ops + "instance_group [{ count: 1000, kind: KIND_CPU }, "
                                            "{ count: 1000, kind: KIND_CPU }]\n",

@@ -47,13 +47,14 @@ def free_ports(n: int) -> list[int]:
         return [s.getsockname()[1] for s in socks]
 
 
-def backend_directory(root: Path) -> Path:
-    """`root/backends`: externspec's backend (built once) and Triton's own, side by side."""
+def backend_directory(root: Path, externspec: Path | None = None) -> Path:
+    """`root/backends`: externspec's backend (`externspec`'s, a folder `backend_dir()` returned, else
+    this checkout's, built once) and Triton's own, side by side."""
     from externspec.triton import backend_dir
 
     out = root / "backends"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "externspec").symlink_to(backend_dir() / "externspec")
+    (out / "externspec").symlink_to((externspec or backend_dir()) / "externspec")
     for own in TRITON_BACKENDS.iterdir():
         if own.name != "python":
             (out / own.name).symlink_to(own)
@@ -73,11 +74,11 @@ class TritonServer:
     """One tritonserver process over `repository` (explicit model control: `models` are loaded at start)."""
 
     def __init__(self, repository: Path, workdir: Path, models: Sequence[str] = (), *,
-                 extra_args: Sequence[str] = ()) -> None:
+                 extra_args: Sequence[str] = (), externspec: Path | None = None) -> None:
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         self.log = workdir / "tritonserver.log"
         args = [str(TRITONSERVER), f"--model-repository={repository}", "--model-control-mode=explicit",
-                f"--backend-directory={backend_directory(workdir)}", f"--http-port={self.http_port}",
+                f"--backend-directory={backend_directory(workdir, externspec)}", f"--http-port={self.http_port}",
                 f"--grpc-port={self.grpc_port}", f"--metrics-port={self.metrics_port}", "--http-address=127.0.0.1",
                 "--grpc-address=127.0.0.1", "--allow-metrics=false", "--exit-timeout-secs=10", "--exit-on-error=false",
                 *(f"--load-model={m}" for m in models), *extra_args]
@@ -124,8 +125,9 @@ class TritonServer:
 
 
 @contextlib.contextmanager
-def serving(repository: Path, workdir: Path, models: Sequence[str] = ()) -> Iterator[TritonServer]:
-    server = TritonServer(repository, workdir, models)
+def serving(repository: Path, workdir: Path, models: Sequence[str] = (), *,
+            externspec: Path | None = None) -> Iterator[TritonServer]:
+    server = TritonServer(repository, workdir, models, externspec=externspec)
     try:
         server.wait_ready()
         yield server

@@ -1,9 +1,10 @@
 """externspec's Triton backend in a real tritonserver (PyPI's nvidia-pytriton, 2.51.0 on the CPU),
 answered by the real tritonclient over HTTP and gRPC: outputs equal to eager for torch 2.15's and
-2.13's lite packages (both call layouts; the custom op from a C++ op library), a default-mode package
-and one with C++ custom ops; requests of different batch sizes merged by Triton's dynamic batcher and
-split back; models refused at load with the reason in the repository index while the others serve;
-request errors naming the input; a failed extern call naming the node and the op.
+2.13's lite packages (both call layouts; the custom op from a C++ op library), a default-mode package,
+one with C++ custom ops and one holding a torchbind object (`load_custom_objects`); requests of
+different batch sizes merged by Triton's dynamic batcher and split back; models refused at load with
+the reason in the repository index while the others serve; request errors naming the input; a failed
+extern call naming the node and the op.
 
 Slow: builds the backend and an op library once (cached), and starts one server for the module."""
 
@@ -18,7 +19,7 @@ import pytest
 import torch
 
 from tests.packaging import custom_op_package
-from tests.support import matrix, triton_models
+from tests.support import matrix, torchbind_models, triton_models
 from tests.support import triton_server as ts
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(ts.missing() is not None, reason=str(ts.missing()))]
@@ -54,6 +55,10 @@ def _eager_cases() -> list[tuple[str, list[np.ndarray], list[np.ndarray]]]:
     with torch.no_grad():
         want = custom_op_package.MyOps()(x, y)
     cases.append(("my_ops", [x.numpy(), y.numpy()], [t.numpy() for t in want]))
+    foo_ops = torchbind_models.MODELS["foo_ops"]  # its classes registered by the package's build
+    with torch.no_grad():
+        want = foo_ops.make()(*foo_ops.inputs())
+    cases.append(("torchbind", [t.numpy() for t in foo_ops.inputs()], [want.numpy()]))
     return cases
 
 

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -41,6 +42,16 @@ def source_hash(inputs: Iterable[str], extra: object) -> str:
             h.update(path.read_bytes())
     h.update(repr(extra).encode())
     return h.hexdigest()[:16]
+
+
+def extension_abi() -> tuple[str, str, str]:
+    """What a Python extension built against torch loads into, for a build's hash: the interpreter's
+    ABI (EXT_SUFFIX: implementation, minor release, debug or free-threaded build, platform; CPython
+    keeps its ABI across micro releases, so one build serves 3.11.2 and 3.11.7, e.g. Triton's Python
+    backend stub and a venv) and torch's build (its version with the local tag, `+cpu`, and commit)."""
+    import torch
+
+    return sysconfig.get_config_var("EXT_SUFFIX"), torch.__version__, torch.version.git_version
 
 
 def _run_logged(cmd: list[str], log: Path, *, what: str, show: bool) -> None:

@@ -7,11 +7,11 @@ use, not on import, so `import externspec` stays light. A source checkout (the e
 `make setup`) has no prebuilt binding: there the first use runs the same CMake build the wheel runs
 (CMakeLists.txt, the one description of csrc/'s sources, flags and CUDA path), with a message on
 stderr saying so. That build goes to `<cache>/cpp/<name>/`, where the name carries a hash of what
-the build reads (csrc/, the headers, CMakeLists.txt and cmake/), the flags and the torch/Python
-versions: any change builds afresh, and an unchanged tree imports the cached library without
-invoking CMake. `<cache>` is `$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source checkout, else
-`~/.cache/externspec`. `EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's)
-always build from source.
+the build reads (csrc/, the headers, CMakeLists.txt and cmake/), the flags, the interpreter's ABI
+and torch's build (`_cmake.extension_abi`; not Python's micro release, which keeps the ABI): any
+change builds afresh, and an unchanged tree imports the cached library without invoking CMake.
+`<cache>` is `$EXTERNSPEC_CACHE_DIR`, else `.cache/` in a source checkout, else `~/.cache/externspec`.
+`EXTERNSPEC_CPP_CFLAGS`/`EXTERNSPEC_CPP_LDFLAGS` (e.g. AddressSanitizer's) always build from source.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _module: ModuleType | None = None
 
 
 def _source_hash(flags: Sequence[str]) -> str:
-    return _cmake.source_hash(_cmake.BUILD_INPUTS, (tuple(flags), torch.__version__, sys.version_info[:3]))
+    return _cmake.source_hash(_cmake.BUILD_INPUTS, (tuple(flags), *_cmake.extension_abi()))
 
 
 def build(extra_cflags: Sequence[str] = (), extra_ldflags: Sequence[str] = ()) -> ModuleType:

@@ -3,24 +3,35 @@
 runtime library's `AOTIRunner`, the runner behind `es.cpp.AOTIRunner` (docs/serving.md).
 
 `backend_dir()` returns a folder holding `externspec/libtriton_externspec.so`, for tritonserver's
-`--backend-directory` (beside Triton's own backends). The library is built as the floor executor of the
-benchmarks is (`externspec/cpp/_cmake.py`): with CMake, against the CMake package of the runtime
-library es.cpp has loaded, into a folder of the cache named by a hash of what the build reads.
+`--backend-directory` (beside Triton's own backends). A wheel ships it prebuilt (`triton/backends/`
+beside this file; CMakeLists.txt's EXTERNSPEC_TRITON), linking the wheel's runtime library. A source
+checkout builds it on first use as the floor executor of the benchmarks is built
+(`externspec/cpp/_cmake.py`): with CMake, against the CMake package of the runtime library es.cpp has
+loaded, into a folder of the cache named by a hash of what the build reads.
 """
 
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 
 BACKEND_SOURCE = Path(__file__).resolve().parent / "backend"
+PREBUILT = Path(__file__).resolve().parent / "backends"
 LIBRARY = "libtriton_externspec.so"
 
 
 @functools.cache
 def backend_dir() -> Path:
-    """The folder whose `externspec/` holds the built backend (built once per source and runtime)."""
+    """The folder whose `externspec/` holds the backend: the wheel's, else built once per source and
+    runtime. The wheel's is refused, as its es.cpp is, under a torch of another minor release."""
+    from ..cpp import binding
+
+    if (PREBUILT / "externspec" / LIBRARY).is_file() and binding.prebuilt() is not None:
+        return PREBUILT
+    return _build()
+
+
+def _build() -> Path:
     import torch
     from torch.utils import cmake_prefix_path
 
@@ -30,8 +41,9 @@ def backend_dir() -> Path:
     from ..cpp_include import get_include
 
     package = cpp.cmake_dir()
+    # Python is not part of the key: the backend runs in the server, not in an interpreter.
     key = _cmake.source_hash((str(BACKEND_SOURCE.relative_to(_cmake.SOURCE_ROOT)), "python/externspec/include"),
-                             (str(package), torch.__version__, sys.version_info[:3]))
+                             (str(package), torch.__version__))
     build_dir = cache_dir() / "triton" / f"backend-{key}"
     out = build_dir / "backends"
     _cmake.build(build_dir, ["-DCMAKE_BUILD_TYPE=Release", f"-Dexternspec_DIR={package}",
