@@ -14,7 +14,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup triton-backend wheel matrix-data matrix-table generate check-generated check-schema lint typecheck docs test test-sanitize bench demo fuzz clean gpu-wheels gpu-check gpu-sim
+.PHONY: help setup triton-backend wheel matrix-data matrix-table docs-fresh-env generate check-generated check-schema lint typecheck docs test test-sanitize bench demo fuzz clean gpu-wheels gpu-check gpu-sim
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.%-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -108,6 +108,12 @@ test-torch%: ## the tests of torch %'s packages (2.14, 2.15), es.cpp's CUDA path
 matrix-data: ## compile the cross-version matrix's packages with the torch of each of MATRIX_PYTHONS into tests/data/matrix/
 	@[ -n "$(MATRIX_PYTHONS)" ] || { echo "matrix-data: set MATRIX_PYTHONS to one Python per supported torch" >&2; exit 2; }
 	for py in $(MATRIX_PYTHONS); do PYTHONPATH=python $$py -m tests.support.matrix compile || exit 1; done
+
+# The documented commands in a fresh environment (tests/support/docs_blocks.py): a new venv with the
+# torch of $(VENV) and the wheel `pip wheel --no-build-isolation .` builds (cached under the cache dir by
+# the packaging tests, so after `make test` nothing compiles), then every block marked `docs-test`.
+docs-fresh-env: $(STAMP) ## run README.md's and docs/'s marked commands and snippets in a fresh venv with the wheel installed
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m tests.support.docs_blocks
 
 # docs/torch-compat.md's cross-version table: externspec.runtimes (check-spec --runtimes) over the
 # matrix's packages; tests/torch/test_runtimes.py fails when the document differs.
