@@ -57,3 +57,16 @@ def test_a_spec_alone_is_refused_naming_what_it_lacks(tmp_path: Path) -> None:
     (report,) = json.loads(result.stdout)
     assert [(e["kind"], e["message"].split(":")[0]) for e in report["errors"]] == [
         ("input", "--runtimes reads a package (.pt2)")]
+
+
+def test_a_package_rewritten_with_named_defaults_runs_under_torchs_runner(tmp_path: Path) -> None:
+    """`upgrade --name-defaults` states NODE_ARGUMENTS (tests/torch/test_name_defaults.py runs such a package
+    through torch's runner): every runtime of every release then runs torch 2.13's lite MLP."""
+    fixed = tmp_path / "lite.pt2"
+    result = externspec("upgrade", "--name-defaults", "--load", OPS, str(MATRIX / "2.13" / "lite.pt2"), str(fixed))
+    assert result.returncode == 0, result.stderr
+    result = externspec("check-spec", "--runtimes", "--json", "--load", OPS, str(fixed))
+    assert result.returncode == 0, result.stderr
+    (report,) = json.loads(result.stdout)
+    assert report["documents"][0]["call_layout"] == "NODE_ARGUMENTS"
+    assert [c for c in report["runtimes"] if not c["runs"]] == []
