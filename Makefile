@@ -14,7 +14,7 @@ STAMP := $(VENV)/.setup-stamp
 IDL := schema/externspec.thrift
 
 .DEFAULT_GOAL := help
-.PHONY: help setup triton-backend wheel matrix-data generate check-generated check-schema lint typecheck docs test test-sanitize bench demo fuzz clean gpu-wheels gpu-check gpu-sim
+.PHONY: help setup triton-backend wheel matrix-data matrix-table docs-fresh-env generate check-generated check-schema lint typecheck docs test test-sanitize bench demo fuzz clean gpu-wheels gpu-check gpu-sim
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.%-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -94,7 +94,7 @@ test-sanitize: $(STAMP) ## es.cpp under ASan+UBSan: hostile, fuzz-regression, ex
 # and runs the rest (last, the wheel build kept a worker busy alone for ten minutes).
 TESTS_TORCH := tests/packaging tests/decoder_cpp/test_conformance.py tests/abi/test_executor_conformance.py \
 	tests/abi/test_call_layout.py tests/torch/test_torch_compat.py tests/torch/test_torch_releases.py \
-	tests/torch/test_torch_matrix.py tests/aoti/test_lite_zoo.py tests/aoti/test_aoti_crosscheck.py \
+	tests/torch/test_torch_matrix.py tests/torch/test_runtimes.py tests/aoti/test_lite_zoo.py tests/aoti/test_aoti_crosscheck.py \
 	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_device_rule.py \
 	tests/aoti/test_extern_outputs.py tests/torch/test_name_defaults.py tests/torch/test_issue34_table.py
 test-torch%: ## the tests of torch %'s packages (2.14, 2.15), es.cpp's CUDA path and its wheel (in .venv-torch%)
@@ -108,6 +108,17 @@ test-torch%: ## the tests of torch %'s packages (2.14, 2.15), es.cpp's CUDA path
 matrix-data: ## compile the cross-version matrix's packages with the torch of each of MATRIX_PYTHONS into tests/data/matrix/
 	@[ -n "$(MATRIX_PYTHONS)" ] || { echo "matrix-data: set MATRIX_PYTHONS to one Python per supported torch" >&2; exit 2; }
 	for py in $(MATRIX_PYTHONS); do PYTHONPATH=python $$py -m tests.support.matrix compile || exit 1; done
+
+# The documented commands in a fresh environment (tests/support/docs_blocks.py): a new venv with the
+# torch of $(VENV) and the wheel `pip wheel --no-build-isolation .` builds (cached under the cache dir by
+# the packaging tests, so after `make test` nothing compiles), then every block marked `docs-test`.
+docs-fresh-env: $(STAMP) ## run README.md's and docs/'s marked commands and snippets in a fresh venv with the wheel installed
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m tests.support.docs_blocks
+
+# docs/torch-compat.md's cross-version table: externspec.runtimes (check-spec --runtimes) over the
+# matrix's packages; tests/torch/test_runtimes.py fails when the document differs.
+matrix-table: $(STAMP) ## regenerate docs/torch-compat.md's cross-version table from the matrix's packages
+	$(PY) -m tests.support.matrix_table --write
 
 # Triton's backend for .pt2 packages (python/externspec/triton/backend/), built once per source change
 # against the runtime library es.cpp runs; the last line is the folder for `--backend-directory`.

@@ -139,11 +139,13 @@ def _link_distribution(root: str, site_packages: Path) -> None:
                 shutil.copy2(source, target)
 
 
-def venv_with_wheel() -> Path:
-    """The python of a fresh venv holding the wheel and torch (and their dependencies)."""
+def venv_with_wheel(name: str = "venv") -> Path:
+    """The python of a fresh venv holding the wheel and torch (and their dependencies), `<cache>/wheel/
+    <key>/<name>`: made once (the docs' fresh environment, tests/support/docs_blocks.py, is another
+    name, removed before each run, as the blocks it runs install into it)."""
     wheel, _ = built_wheel()
 
-    venv = CACHE / wheel_key() / "venv"
+    venv = CACHE / wheel_key() / name
     done = venv / ".installed"
     with _exclusive(venv):
         if not done.exists():

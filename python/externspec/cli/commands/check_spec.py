@@ -5,7 +5,9 @@ whose `*.wrapper.json` is checked). The ops a spec names must be registered firs
 loads a C++ op library (`.so`), runs a Python file (`.py`) or imports a module that defines them,
 as `inspect --load` does. Prints the op namespaces each spec needs and whether this process has
 registered them, then one line per node (its call plan); exits 1 when a file is bad or
-a node does not match its op. Needs torch. `--format json|github`: the same for programs and CI.
+a node does not match its op. `--runtimes`: which runtimes run each package, every supported torch
+release with torch's runner, es.cpp.AOTIRunner and the Python executor (`externspec.runtimes`).
+Needs torch. `--format json|github`: the same for programs and CI.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ... import aoti, file_kind
+from ... import aoti, file_kind, runtimes
 from . import _documents as docs
 from ._report import FileResult, Reporter, add_format_arguments, problems_of
 from ._terminal import shown
@@ -29,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # The flags of earlier releases, kept as aliases of --load.
     parser.add_argument("--import", dest="load", action="append", help=argparse.SUPPRESS)
     parser.add_argument("--load-library", dest="load", action="append", help=argparse.SUPPRESS)
+    parser.add_argument("--runtimes", action="store_true",
+                        help="say which runtimes run each package (.pt2): torch's runner, es.cpp.AOTIRunner and "
+                             "the Python executor under every supported torch release, from its C-shim calls and "
+                             "call layout")
     add_format_arguments(parser)
 
 
@@ -59,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
             for source in specs:
                 label = source.label
                 _check_source(source, result, text=reporter.text)
+            if args.runtimes:
+                _runtimes(path, result, text=reporter.text)
         except (es.ExternSpecError, docs.InputError) as exc:
             result.errors += problems_of(exc, label=label, file=path)
             if reporter.text:
@@ -132,3 +140,31 @@ def _check_source(source: docs.Source, result: FileResult, *, text: bool) -> Non
             continue
         print(f"  {shown(plan.label)}: ints {c.int_inputs} in + {c.int_outputs} returned, "
               f"tensors {c.tensor_inputs} in + {c.tensor_outputs} out")
+
+
+def _cell(verdict: runtimes.Verdict, reasons: list[str]) -> str:
+    """`yes`, or `no (N)`: the number of its reason in `reasons`."""
+    return "yes" if verdict.reason is None else f"no ({reasons.index(verdict.reason) + 1})"
+
+
+def _runtimes(path: str, result: FileResult, *, text: bool) -> None:
+    """The package's runtimes (`externspec.runtimes`): a table, release by runtime, then each reason once."""
+    if not path.endswith(".pt2"):
+        raise docs.InputError(path, "--runtimes reads a package (.pt2): a spec alone does not say which C-shim "
+                                    "functions its model calls or how its calls lay out")
+    verdicts = runtimes.runtimes(path)
+    result.fields["runtimes"] = [{"torch": v.release, "runtime": v.runtime, "runs": v.runs, "kind": v.kind,
+                                  "reason": v.reason} for v in verdicts]
+    if not text:
+        return
+    releases = list(dict.fromkeys(v.release for v in verdicts))
+    cells = {(v.release, v.runtime): v for v in verdicts}
+    reasons = list(dict.fromkeys(v.reason for v in verdicts if v.reason is not None))
+    width = max(len(n) for n in runtimes.RUNTIMES.values())
+    print(f"{shown(path)}: runtimes, by torch release")
+    print((f"  {'':<{width}}  " + "  ".join(f"{r:<6}" for r in releases)).rstrip())
+    for key, name in runtimes.RUNTIMES.items():
+        row = [_cell(cells[r, key], reasons) for r in releases]
+        print((f"  {name:<{width}}  " + "  ".join(f"{c:<6}" for c in row)).rstrip())
+    for i, reason in enumerate(reasons, 1):
+        print(f"  ({i}) {reason}")

@@ -1,0 +1,176 @@
+"""Which runtimes run a package (issue 44, item 7): each supported torch release (pyproject.toml's
+`torch` extra) with torch's own runner (`torch._inductor.aoti_load_package`), with
+`es.cpp.AOTIRunner` and its C++ executor, and with that runner calling the Python executor
+(`run_flat_with(es.ProxyExecutor(...).call_function, ...)`). `externspec check-spec --runtimes`
+prints it, and docs/torch-compat.md's cross-version table is this function over the matrix's
+packages (`python -m tests.support.matrix_table --write`), held to what the matrix measured by
+tests/torch/test_runtimes.py.
+
+Decided from what the package carries, as the runners decide it:
+- the C-shim functions its model library imports (its ELF dynamic symbols), dated by the release
+  that added them to libtorch (`RELEASE_NAMES`, the runner's table): an older torch lacks them, and
+  externspec's runner refuses the package at load, torch's fails in `dlopen` (`undefined symbol`);
+- its call layout (`abi.spec_layout`, the executors' decision from the wrapper's calls): torch's
+  proxy executor reads the arrays as the node's arguments, so a package whose calls pass omitted
+  kwarg-only defaults (OMITTED_DEFAULTS_PASSED, torch 2.11 to 2.14's wrappers) fails in every
+  torch's runner: with an error, or, where its wrapper ignores the extern calls' status (2.11's and
+  2.12's), without one and with outputs left unwritten. Both externspec executors read either layout;
+  calls that fit no layout are refused by them at load.
+Not seen here: a model that fails in its own generated code (the matrix's `KNOWN_FAILING`), and op
+libraries, which every runtime needs loaded (`inspect` and `check-spec` list the namespaces).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import struct
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from . import _torch_support, aoti
+from ._generated.models import CallLayout
+from .errors import PackageError, SpecMismatchError
+from .torch_releases import RELEASE_NAMES
+
+# The runtimes, as check-spec --runtimes and the table name them.
+RUNTIMES = {"torch": "torch's runner", "es.cpp": "es.cpp.AOTIRunner", "python": "Python executor"}
+
+# Why a runtime does not run a package: kind -> the sentence (with the package's facts filled in).
+REASONS = {
+    "c_shim": "its model library calls C-shim functions that torch {needs} added ({functions}), which older releases "
+              "lack: es.cpp.AOTIRunner refuses it at load (PackageError), torch's loader fails in dlopen",
+    "omitted_defaults": "its calls pass omitted kwarg-only defaults in the arrays (call layout "
+                        "OMITTED_DEFAULTS_PASSED), which torch's proxy executor does not expect: it raises "
+                        "(`externspec upgrade --name-defaults` rewrites the package for it)",
+    "omitted_defaults_silent": "its calls pass omitted kwarg-only defaults in the arrays (call layout "
+                               "OMITTED_DEFAULTS_PASSED), which torch's proxy executor does not expect, and its "
+                               "wrapper ignores the extern calls' status: the model runs on with outputs left "
+                               "unwritten (None, or a later error; `externspec upgrade --name-defaults` rewrites the "
+                               "package for it)",
+    "layout_refused": "its calls fit no call layout of its nodes: {refusal}",
+}
+_MODEL_LIBRARY = "*/data/aotinductor/*/*.wrapper.so"
+_WRAPPER_SOURCE = "*/data/aotinductor/*/*.wrapper.cpp"
+
+
+@dataclass(frozen=True)
+class PackageFacts:
+    """What decides where a package runs: `needs` the oldest release whose libtorch has every dated
+    C-shim function its libraries import (`functions`: those of that release; "" and () when none is
+    dated), `layout` its call layout (None: no node's two layouts differ), `refusal` the executors'
+    refusal of its calls (None: none), `checks_status` whether its wrapper checks each extern call's
+    status (2.13 and later) or ignores it (2.11, 2.12)."""
+
+    needs: str
+    functions: tuple[str, ...]
+    layout: CallLayout | None
+    refusal: str | None
+    checks_status: bool
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One cell: whether `runtime` (a key of RUNTIMES) of torch `release` runs the package; `kind`, a
+    key of REASONS, and `reason` say why not (both None when it runs)."""
+
+    release: str
+    runtime: str
+    runs: bool
+    kind: str | None = None
+    reason: str | None = None
+
+
+def _elf_imports(library: IO[bytes], label: str) -> list[str]:
+    """The names an ELF64 little-endian shared library imports (undefined, not weak, in .dynsym),
+    read from its headers and two tables only (not its weights), as the runner does."""
+    def read(offset: int, size: int) -> bytes:
+        library.seek(offset)
+        data = library.read(size)
+        if len(data) != size:
+            raise PackageError("truncated ELF library", source=label)
+        return data
+
+    ident = read(0, 64)
+    if ident[:4] != b"\x7fELF" or ident[4] != 2 or ident[5] != 1:
+        raise PackageError("not a 64-bit little-endian ELF library", source=label)
+    shoff, = struct.unpack_from("<Q", ident, 0x28)
+    entsize, count = struct.unpack_from("<HH", ident, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", read(shoff + i * entsize, 64)) for i in range(count)]
+    names = []
+    for _, kind, _, _, offset, size, link, _, _, symsize in sections:
+        if kind != 11 or not symsize:  # SHT_DYNSYM
+            continue
+        strings = read(sections[link][4], sections[link][5])
+        table = read(offset, size)
+        for at in range(0, size - symsize + 1, symsize):
+            name, info, _, shndx = struct.unpack_from("<IBBH", table, at)
+            if shndx == 0 and info >> 4 == 1 and name:  # undefined, STB_GLOBAL
+                names.append(strings[name:strings.index(b"\0", name)].decode("ascii", "replace"))
+    return names
+
+
+def _release_key(release: str) -> tuple[int, int]:
+    return _torch_support.minor_release(release)
+
+
+def _dated_imports(archive: zipfile.ZipFile, label: str) -> tuple[str, tuple[str, ...]]:
+    dated: dict[str, str] = {}
+    for info in archive.infolist():
+        if fnmatch.fnmatchcase(info.filename, _MODEL_LIBRARY):
+            with archive.open(info) as library:
+                for name in _elf_imports(library, f"{label}!{info.filename}"):
+                    if RELEASE_NAMES.get(name, ("", ""))[0] == "import":
+                        dated[name] = RELEASE_NAMES[name][1]
+    if not dated:
+        return "", ()
+    needs = max(dated.values(), key=_release_key)
+    return needs, tuple(sorted(n for n, r in dated.items() if r == needs))
+
+
+def package_facts(path: str) -> PackageFacts:
+    """The facts of the package at `path` (its extern-kernel ops registered first, as check-spec
+    requires: their layouts need their schemas). Raises PackageError (not a package) or the
+    SpecMismatchError of a node whose op is not registered."""
+    from .abi.spec_layout import spec_layout  # imports torch
+
+    package = aoti.read_package(path)
+    with zipfile.ZipFile(path) as archive:
+        needs, functions = _dated_imports(archive, path)
+        sources = [i for i in archive.infolist() if fnmatch.fnmatchcase(i.filename, _WRAPPER_SOURCE)]
+        cpp = b"".join(aoti.read_member(archive, i, aoti.MAX_SOURCE_BYTES, f"{path}!{i.filename}",
+                                        limit_name="max_source_bytes") for i in sources)
+    decided = spec_layout(package.nodes, package.call_lengths)
+    refused = [n for n in decided.nodes if isinstance(n, SpecMismatchError)]
+    if refused:
+        raise refused[0]
+    calls = cpp.count(b"aoti_torch_proxy_executor_call_function(")
+    checked = cpp.count(b"AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_proxy_executor_call_function(")
+    return PackageFacts(needs, functions, decided.layout, str(decided.refused) if decided.refused else None,
+                        checks_status=checked == calls)
+
+
+def verdict(facts: PackageFacts, release: str, runtime: str) -> Verdict:
+    """Whether `runtime` of torch `release` runs a package with `facts`, and why not."""
+    if facts.needs and _release_key(facts.needs) > _release_key(release):
+        return Verdict(release, runtime, False, "c_shim", REASONS["c_shim"].format(
+            functions=", ".join(facts.functions), needs=facts.needs))
+    if facts.refusal is not None:
+        reason = REASONS["layout_refused"].format(refusal=facts.refusal)
+        return Verdict(release, runtime, False, "layout_refused", reason)
+    if runtime == "torch" and facts.layout == CallLayout.OMITTED_DEFAULTS_PASSED:
+        kind = "omitted_defaults" if facts.checks_status else "omitted_defaults_silent"
+        return Verdict(release, runtime, False, kind, REASONS[kind])
+    return Verdict(release, runtime, True)
+
+
+def supported_releases() -> list[str]:
+    """The torch minor releases externspec supports (pyproject.toml's `torch` extra)."""
+    return _torch_support.supported_releases(_torch_support.requirement())
+
+
+def runtimes(path: str, releases: Sequence[str] | None = None) -> list[Verdict]:
+    """Every supported release (or `releases`) by every runtime of RUNTIMES, for the package at `path`."""
+    facts = package_facts(path)
+    return [verdict(facts, r, rt) for r in releases or supported_releases() for rt in RUNTIMES]
