@@ -58,5 +58,8 @@ struct LoadedPackage {
 // VersionError, SpecMismatchError, UnsupportedError (compiled for another device).
 std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIRunnerOptions& options,
                                             const c10::Device& device);
+// The same from memory: the same checks; only the files above are written.
+std::unique_ptr<LoadedPackage> load_package(const PackageBytes& bytes, const AOTIRunnerOptions& options,
+                                            const c10::Device& device);
 
 }  // namespace externspec::detail
