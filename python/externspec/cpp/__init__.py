@@ -152,8 +152,8 @@ class AOTIRunner:
     `*.wrapper.cpp`) loads with a warning, or is refused with `require_input_records=True`.
 
     `package`: a path, or the package's bytes (`bytes`, or any buffer, which is copied first): read
-    from memory with the same checks; only the model's library and weights are written, into the
-    private directory (docs/aoti-packages.md, "Packages from memory").
+    from memory with the same checks; only the model's library is written (the weights are read into
+    memory), into the private directory (docs/aoti-packages.md, "Packages from memory").
 
     Options (keywords; `AOTIRunnerOptions`, the C++ struct's fields):
 

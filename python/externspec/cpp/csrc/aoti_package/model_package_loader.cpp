@@ -103,10 +103,17 @@ ExtractedFile extract(ZipArchive& package, const std::string& member, const std:
 }
 
 // Writes the model's files into `loaded.dir` under names chosen here (a kernel keeps its file
-// name: the library loads it by that name from its folder).
-void extract_model(ZipArchive& package, const ModelMembers& members, const c10::Device& device, LoadedPackage& loaded) {
+// name: the library loads it by that name from its folder); the weight blob only when
+// `!weights_in_memory` (else it is read, within the budget check_extracted_size applied).
+void extract_model(ZipArchive& package, const ModelMembers& members, const c10::Device& device,
+                   bool weights_in_memory, LoadedPackage& loaded) {
   const std::string& dir = loaded.dir.path();
-  if (members.weights) loaded.weights = extract(package, *members.weights, dir + "/model.wrapper_weights.blob");
+  if (members.weights) {
+    const std::string& member = *members.weights;
+    WeightBlob& blob = loaded.weights.emplace(WeightBlob{package.label(member), package.record(member), {}, {}});
+    if (weights_in_memory) blob.bytes = package.read(member, blob.record.size);
+    else blob.file = extract(package, member, dir + "/model.wrapper_weights.blob").path;
+  }
   if (!device.is_cpu())
     for (const auto& k : members.kernels) package.extract(k, dir + "/" + k.substr(k.rfind('/') + 1));
   loaded.library = extract(package, members.library, dir + "/model.wrapper.so");
@@ -114,7 +121,7 @@ void extract_model(ZipArchive& package, const ModelMembers& members, const c10::
 
 // The model `options.model_name` of the package in `package`, read, checked and extracted.
 std::unique_ptr<LoadedPackage> load_model(ZipArchive& package, const AOTIRunnerOptions& options,
-                                          const c10::Device& device) {
+                                          const c10::Device& device, bool weights_in_memory) {
   open_archive(package);
   if (auto kind = archive_kind(package.names()); kind != "aoti_package") throw not_a_package(package.name(), kind);
   const ModelMembers members = model_members(package.members(), options.model_name, package.name());
@@ -131,7 +138,7 @@ std::unique_ptr<LoadedPackage> load_model(ZipArchive& package, const AOTIRunnerO
   loaded->executor = std::move(executor);
   loaded->metadata = std::move(metadata);
   loaded->source = std::move(source);
-  extract_model(package, members, device, *loaded);
+  extract_model(package, members, device, weights_in_memory, *loaded);
   return loaded;
 }
 
@@ -142,14 +149,14 @@ std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIR
                                             const c10::Device& device) {
   load_op_libraries(options.op_libraries);
   ZipArchive package(path);
-  return load_model(package, options, device);
+  return load_model(package, options, device, /*weights_in_memory=*/false);
 }
 
 std::unique_ptr<LoadedPackage> load_package(const PackageBytes& bytes, const AOTIRunnerOptions& options,
                                             const c10::Device& device) {
   load_op_libraries(options.op_libraries);
   ZipArchive package(bytes.bytes, bytes.name);
-  return load_model(package, options, device);
+  return load_model(package, options, device, /*weights_in_memory=*/true);
 }
 
 }  // namespace externspec::detail

@@ -278,7 +278,7 @@ void AOTIRunner::load_weights() {
   if (!package_->weights) return;
   // Weights outside the library (package_constants_in_so=False): hand the model the blob, which
   // it copies (torch's loader does the same).
-  const detail::ExtractedFile& weights = *package_->weights;
+  detail::WeightBlob& weights = *package_->weights;
   std::uint64_t need = 0;
   if (!api_->blob_size || !api_->update_from_blob || api_->blob_size(container_, &need) != AOTI_RUNTIME_SUCCESS)
     throw model_failure("the package has a weight blob, but the library does not take one");
@@ -286,10 +286,13 @@ void AOTIRunner::load_weights() {
     throw PackageError(weights.label + ": " + std::to_string(weights.record.size) +
                        " bytes, the model's weights take " + std::to_string(need));
   if (need > 0) {
-    Mapping blob(weights.path, need, weights.label);
-    if (api_->update_from_blob(container_, blob.data()) != AOTI_RUNTIME_SUCCESS)
+    std::optional<Mapping> mapped;  // an extracted blob; one read into memory is used in place
+    if (weights.file) mapped.emplace(*weights.file, need, weights.label);
+    const auto* data = mapped ? mapped->data() : reinterpret_cast<const std::uint8_t*>(weights.bytes.data());
+    if (api_->update_from_blob(container_, data) != AOTI_RUNTIME_SUCCESS)
       throw model_failure("cannot load the weight blob");
   }
+  std::string().swap(weights.bytes);  // freed (assigning an empty string keeps the buffer): the container copied them
 }
 
 void AOTIRunner::check_weights_loaded() const {

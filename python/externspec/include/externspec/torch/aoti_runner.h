@@ -102,9 +102,9 @@ struct RecordedInput {
 };
 
 // A package held in memory (read from an object store or a database): loaded with every check a
-// file gets; nothing of it is written but what the model needs (its library, weights and GPU
-// kernels, into the runner's private directory, as for a file). The bytes are read only while the
-// constructor runs and must stay valid until it returns.
+// file gets; nothing of it is written but the model's library (and GPU kernels off the CPU), into
+// the runner's private directory; its weight blob is read into memory. The bytes are read only
+// while the constructor runs and must stay valid until it returns.
 struct PackageBytes {
   std::string_view bytes;
   std::string name = "<package bytes>";  // names the package in messages, as a path does
