@@ -9,6 +9,9 @@ Slow: compiles small models (cached)."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -120,3 +123,24 @@ def test_every_crafted_archive_reads_or_is_refused_alike_from_bytes(case: str, t
 def test_bytes_that_are_not_a_buffer_of_bytes_are_refused() -> None:
     with pytest.raises(TypeError, match=r"a package's bytes must be a contiguous buffer of bytes"):
         es.cpp.AOTIRunner(memoryview(bytes(8)).cast("d"))
+
+
+_LOAD = """
+import sys, externspec as es
+path = sys.argv[2]
+es.cpp.AOTIRunner(open(path, "rb").read() if sys.argv[1] == "bytes" else path)
+"""
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace to see which files a load writes")
+@pytest.mark.parametrize(("form", "written"), [("path", ["model.wrapper.so", "model.wrapper_weights.blob"]),
+                                               ("bytes", ["model.wrapper.so"])])
+def test_from_bytes_only_the_library_is_written(blob_package: Path, tmp_path: Path, form: str,
+                                                written: list[str]) -> None:
+    """Every file a load opens for writing (strace), in a fresh process: from bytes, the library only;
+    the weight blob is read into memory (from a path it is extracted, then mapped)."""
+    trace = tmp_path / "trace"
+    subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(trace), sys.executable, "-c", _LOAD,
+                    form, str(blob_package)], check=True, capture_output=True)
+    opened = re.findall(r'openat\([^"]*"([^"]+)", [^)]*O_(?:WRONLY|RDWR)', trace.read_text())
+    assert sorted(Path(p).name for p in opened if "/externspec-aoti-" in p) == sorted(written)
