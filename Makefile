@@ -95,7 +95,7 @@ test-sanitize: $(STAMP) ## es.cpp under ASan+UBSan: hostile, fuzz-regression, ex
 TESTS_TORCH := tests/packaging tests/decoder_cpp/test_conformance.py tests/abi/test_executor_conformance.py \
 	tests/abi/test_call_layout.py tests/torch/test_torch_compat.py tests/torch/test_torch_releases.py \
 	tests/torch/test_torch_matrix.py tests/torch/test_runtimes.py tests/aoti/test_lite_zoo.py tests/aoti/test_aoti_crosscheck.py \
-	tests/aoti/test_cpp_aoti_package.py tests/aoti/test_cuda.py tests/abi/test_device_rule.py \
+	tests/aoti/test_runner_*.py tests/aoti/test_cuda.py tests/abi/test_device_rule.py \
 	tests/aoti/test_extern_outputs.py tests/torch/test_name_defaults.py tests/torch/test_issue34_table.py
 test-torch%: ## the tests of torch %'s packages (2.14, 2.15), es.cpp's CUDA path and its wheel (in .venv-torch%)
 	$(MAKE) setup-torch$*

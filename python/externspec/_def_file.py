@@ -11,9 +11,11 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from .cpp_include import get_include
-
-TORCH_DEF_DIR = Path(get_include()) / "externspec" / "torch"
+# The shipped C++ headers (`cpp_include.get_include()`), where the `.def` files live. Not imported
+# from cpp_include: `import externspec` reads the package layout, and `python -m
+# externspec.cpp_include` warns when the package's import has already imported the module it runs.
+INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+TORCH_DEF_DIR = INCLUDE_DIR / "externspec" / "torch"
 
 _ENTRY = re.compile(r"(ES_[A-Z_]+)\((.*)\)\Z")
 _FIELD = re.compile(r'\s*(?:"([^"\\]*)"|(\w+))\s*(?:,|\Z)')

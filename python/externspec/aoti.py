@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import file_kind
+from . import file_kind, package_layout
 from ._generated.models import ExportedProgram, ExternKernelNodes, PayloadConfig
 from .errors import ExternSpecError, PackageError
 from .wire import limits, loads
@@ -37,13 +37,13 @@ DEFAULT_LIMIT_NAME = "externspec.wire.MAX_JSON_BYTES"
 
 # Where the schema documents sit in a package (fnmatch over the member name, `*` crossing folders):
 # the one table of every Python reader (`read_package`, the command line's validate, inspect,
-# upgrade and check-spec). The wrapper source is the extern-kernel file's sibling (`WRAPPER_SOURCE`).
-EXTERN_KERNELS = "*/data/aotinductor/*/*.wrapper.json"
+# upgrade and check-spec), from the package layout both languages read (package_layout.py). The
+# wrapper source is the extern-kernel file's sibling (`wrapper_source`).
+EXTERN_KERNELS = package_layout.model_member("spec")
+_SCHEMA_TYPES: dict[str, type[BaseModel]] = {"ExportedProgram": ExportedProgram, "PayloadConfig": PayloadConfig}
 SCHEMA_MEMBERS: tuple[tuple[str, type[BaseModel]], ...] = (
     (EXTERN_KERNELS, ExternKernelNodes),
-    ("*/models/*.json", ExportedProgram),
-    ("*/data/weights/*_config.json", PayloadConfig),
-    ("*/data/constants/*_config.json", PayloadConfig),
+    *((pattern, _SCHEMA_TYPES[type_name]) for pattern, type_name in package_layout.DOCUMENTS),
 )
 
 
@@ -54,7 +54,7 @@ def member_type(name: str) -> type[BaseModel] | None:
 
 def wrapper_source(spec_member: str) -> str:
     """The generated wrapper source beside an extern-kernel file (`<stem>.wrapper.cpp`)."""
-    return spec_member.removesuffix(".json") + ".cpp"
+    return package_layout.sibling(spec_member, "source")
 
 _CALL_START = "aoti_torch_proxy_executor_call_function("
 # Matched anchored, on one statement at a time (from _CALL_START to the next `;`): every character
@@ -196,9 +196,9 @@ def _spec_member(label: str, infos: list[zipfile.ZipInfo], json_infos: list[zipf
     (it makes no extern calls), the name it would have beside the model's wrapper source."""
     if len(json_infos) == 1:
         return json_infos[0].filename
-    sources = [i.filename for i in infos if fnmatch.fnmatchcase(i.filename, "*/data/aotinductor/*/*.wrapper.cpp")]
+    sources = [i.filename for i in infos if fnmatch.fnmatchcase(i.filename, package_layout.model_member("source"))]
     if not json_infos and len(sources) == 1:
-        return sources[0].removesuffix(".cpp") + ".json"
+        return package_layout.sibling(sources[0], "spec", of="source")
     raise PackageError(f"{label}: expected one {EXTERN_KERNELS}, found {[i.filename for i in json_infos]}")
 
 

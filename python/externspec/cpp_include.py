@@ -18,13 +18,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from ._def_file import INCLUDE_DIR
+
 BACKENDS = ("nlohmann", "simdjson")
 _PACKAGE = Path(__file__).resolve().parent
 
 
 def get_include() -> str:
     """The directory to pass with -I so that `#include <externspec/externspec.h>` resolves."""
-    return str(_PACKAGE / "include")
+    return str(INCLUDE_DIR)
 
 
 def _check_backend(backend: str) -> None:

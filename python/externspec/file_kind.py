@@ -13,13 +13,14 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 
+from . import package_layout
+
 COMPILE = "torch._inductor.aoti_compile_and_package"
 
 # A package's compiled models: the library (or, compiled with `package_cpp_only`, its source) in
 # `<package>/data/aotinductor/<model>/`, with the extern-kernel file beside it when the model makes
 # extern calls (torch 2.15's default mode makes none for most models and writes no such file).
-MODEL_MEMBERS = ("*/data/aotinductor/*/*.wrapper.so", "*/data/aotinductor/*/*.wrapper.cpp",
-                 "*/data/aotinductor/*/*.wrapper.json")
+MODEL_MEMBERS = tuple(package_layout.model_member(role) for role in ("library", "source", "spec"))
 
 # kind -> (what the file is, what to do). `aoti_package` is the one kind a package reader accepts.
 KINDS: dict[str, tuple[str, str]] = {
@@ -56,7 +57,7 @@ def archive_kind(names: Iterable[str]) -> str:
 
     if any(has(p) for p in MODEL_MEMBERS):
         return "aoti_package"
-    if has("*/models/*.json"):
+    if any(has(pattern) for pattern, type_name in package_layout.DOCUMENTS if type_name == "ExportedProgram"):
         return "exported_program"
     if has("*/code/*") or has("*/constants.pkl"):
         return "torchscript"

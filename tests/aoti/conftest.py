@@ -1,4 +1,5 @@
-"""Fixtures of the package tests: where the C++ runner extracts a package."""
+"""Fixtures of the package tests: where the C++ runner extracts a package; the runner model's
+packages (weights in the library, in a blob) and a runner of the second."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import externspec as es
+from tests.support import cpp_models as cm
 
 
 @pytest.fixture
@@ -19,3 +23,18 @@ def extraction_root(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     yield root
     left = sorted(p.name for p in root.iterdir())
     assert not left, f"the runner left {left} in {root}"
+
+
+@pytest.fixture(scope="session", params=["runner", "runner_blob"], ids=["weights-in-library", "weights-in-blob"])
+def package(request: pytest.FixtureRequest) -> Path:
+    return cm.package(request.param)
+
+
+@pytest.fixture(scope="session")
+def blob_package() -> Path:
+    return cm.package("runner_blob")
+
+
+@pytest.fixture(scope="session")
+def runner(blob_package: Path) -> es.cpp.AOTIRunner:
+    return es.cpp.AOTIRunner(blob_package)

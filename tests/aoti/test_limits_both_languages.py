@@ -62,5 +62,6 @@ def test_a_lowered_json_limit_binds_the_runner(lowered: int) -> None:
 def test_the_runner_takes_each_limit_by_keyword(tmp_path: Path) -> None:
     package = cm.package("extern_output")
     with pytest.raises(es.PackageError, match=r"\.wrapper\.json: \d+ bytes, over the limit of 10 bytes"):
-        es.cpp.AOTIRunner(package, max_json_bytes=10)
-    assert es.cpp.AOTIRunner(package, max_json_bytes=1 << 20, max_custom_object_bytes=1).num_inputs == 1
+        es.cpp.AOTIRunner(package, limits=es.Limits.current(max_json_bytes=10))
+    limits = es.Limits.current(max_json_bytes=1 << 20, max_custom_object_bytes=1)
+    assert es.cpp.AOTIRunner(package, limits=limits).num_inputs == 1

@@ -1,7 +1,7 @@
 """Packages from memory (issue 44, item 5, its Python half; pytorch#189995): `aoti.read_package`
 takes a package's bytes, and `validate`, `inspect` and `check-spec` read one piped to `-`, with the
-checks and results of the path form and nothing written to disk. (es.cpp.AOTIRunner still takes a
-path: loading from bytes is not built yet.)"""
+checks and results of the path form and nothing written to disk. The runner's half (es.cpp.AOTIRunner
+from bytes) is tests/aoti/test_runner_from_bytes.py."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def locator_elsewhere() -> bytes:
 
 # A directory every reader reads alike whose member's bytes fail their CRC-32: zipfile refuses them
 # when it reads them, torch's reader (which checks no CRC) returns them cut short, and the runner,
-# which verifies every member it reads, refuses them (tests/aoti/test_cpp_aoti_package.py, a member
+# which verifies every member it reads, refuses them (tests/aoti/test_runner_zip_members.py, a member
 # shorter than its data).
 BAD_CRC = "the member's bytes fail their CRC-32"
 

@@ -28,7 +28,7 @@ ALLOWED = {
     "python/externspec/abi/executor.py::ProxyExecutor.call_function":
         "the call hot path: every extern call of a model runs it, inlined so a call makes no extra Python "
         "frame per argument (docs/performance.md)",
-    "python/externspec/cpp/csrc/aoti_runner/input_checks.cpp::AOTIRunner::check_inputs":
+    "python/externspec/cpp/csrc/aoti_runner/input_checks.cpp::InputChecks::check":
         "the call hot path: it runs before every forward, its passing path with no allocation and no call "
         "out of the loop over the inputs",
 }

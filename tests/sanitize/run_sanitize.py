@@ -65,7 +65,9 @@ UBSAN_OPTIONS = {
 # The tests that drive es.cpp with hostile input, and the runner's and the C++ executor's own (in CI
 # after `make test`, whose cache holds the packages they run; docs/aoti-packages.md, "Sanitizers").
 TESTS = ("tests/hostile", "tests/fuzz/test_fuzz_regressions.py", "tests/abi/test_executor_conformance.py",
-         "tests/cpp/test_cpp_executor.py", "tests/aoti/test_cpp_aoti.py", "tests/aoti/test_cpp_aoti_package.py",
+         "tests/cpp/test_cpp_executor.py", "tests/aoti/test_cpp_aoti.py", "tests/aoti/test_runner_runs.py",
+         "tests/aoti/test_runner_inputs.py", "tests/aoti/test_runner_zip_members.py",
+         "tests/aoti/test_runner_package_documents.py", "tests/aoti/test_runner_from_bytes.py",
          "tests/aoti/test_extern_outputs.py", "tests/aoti/test_zip_crosscheck.py")
 
 # Tests that cannot run under ASan, and why (none of them loads es.cpp).

@@ -6,15 +6,15 @@ of this checkout with CMakeLists.txt), and this module wraps it in the Python AP
 
 * `ProxyExecutor(spec | path | JSON text, custom_objects=None)` mirrors `es.ProxyExecutor`: same load-time
   validation, same `call_function(index, int_args, tensor_args)` convention, same error kinds.
-* `AOTIRunner(package_path, model_name="model", device="cpu")` loads a package made by
-  `torch._inductor.aoti_compile_and_package` (for the CPU, or for CUDA in a build with CUDA:
-  docs/cuda.md) and runs it with externspec's executor as the proxy executor: `runner(*inputs)`
-  returns what torch's `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)`
-  runs on a given CUDA stream. Calls release the GIL and may come from many threads;
-  `num_models=N` lets N of them run at once.
-* `package_members(path)`: a package's members as the runner reads its zip directory, after the
-  checks it makes before torch's reader opens the file (`{name inside the top folder (bytes):
-  (size, CRC-32)}`), or `PackageError`.
+* `AOTIRunner(package, **options)` loads a package made by `torch._inductor.aoti_compile_and_package`
+  (a path, or its bytes; for the CPU, or for CUDA in a build with CUDA: docs/cuda.md) and runs it
+  with externspec's executor as the proxy executor: `runner(*inputs)` returns what torch's
+  `aoti_load_package(...)(*inputs)` returns; `runner.run(*inputs, stream=s)` runs on a given CUDA
+  stream. Calls release the GIL and may come from many threads; `num_models=N` lets N of them run
+  at once. The options are `AOTIRunnerOptions`' (the C++ struct, bound): every field by keyword.
+* `package_members(package)`: a package's (a path or its bytes) members as the runner reads its zip
+  directory, after the checks it makes before torch's reader opens it (`{name inside the top folder
+  (bytes): (size, CRC-32)}`), or `PackageError`.
 * `extension()`: the compiled binding itself (`build`, `prebuilt`: how it is obtained); `cmake_dir()`:
   the CMake package of the runtime library it links (for C++ that must link the same one).
 """
@@ -70,12 +70,28 @@ def _layout_of(name: str | None) -> CallLayout | None:
     return None if name is None else CallLayout[name]
 
 
-def package_members(path: str | os.PathLike[str]) -> dict[bytes, tuple[int, int]]:
-    """The members of a package as `AOTIRunner` reads its zip directory: `{name inside the top
-    folder: (size, CRC-32)}` once every check the runner makes before torch's zip reader opens the
-    file has passed (names, duplicates ignoring case, sizes, the one directory every zip reader
-    sees; SECURITY.md), else `PackageError` naming what is wrong."""
-    return dict(extension().package_members(os.fspath(path)))
+# A package as the runner takes it: a path, or the package's bytes (read from memory, not written).
+Package = str | os.PathLike[str] | bytes | bytearray | memoryview
+
+
+def _package_arg(package: Package) -> str | bytes | bytearray | memoryview:
+    return package if isinstance(package, (bytes, bytearray, memoryview)) else os.fspath(package)
+
+
+def package_members(package: Package) -> dict[bytes, tuple[int, int]]:
+    """The members of a package (a path or its bytes) as `AOTIRunner` reads its zip directory:
+    `{name inside the top folder: (size, CRC-32)}` once every check the runner makes before torch's
+    zip reader opens the file has passed (names, duplicates ignoring case, sizes, the one directory
+    every zip reader sees; SECURITY.md), else `PackageError` naming what is wrong."""
+    return dict(extension().package_members(_package_arg(package)))
+
+
+def AOTIRunnerOptions(**options: Any) -> Any:
+    """The runner's options (C++ `externspec::AOTIRunnerOptions`, one bound class holding every
+    option and its default): `model_name`, `device`, `custom_objects`, `num_models`, `op_libraries`,
+    `load_custom_objects`, `limits` (an `es.Limits`; unset: `es.Limits.current()` at the call),
+    `require_input_records`, `call_layout`. TypeError names an unknown option."""
+    return extension().AOTIRunnerOptions(**{"limits": Limits.current(), **options})
 
 
 class ProxyExecutor:
@@ -135,10 +151,16 @@ class AOTIRunner:
     bad package raises `PackageError`. A package that records no dtype or shape for an input (no
     `*.wrapper.cpp`) loads with a warning, or is refused with `require_input_records=True`.
 
-    `device` is "cpu", or "cuda" / "cuda:N" for a package compiled for CUDA in a build of es.cpp
-    with CUDA (docs/cuda.md); a build without CUDA raises `UnsupportedError` for it.
+    `package`: a path, or the package's bytes (`bytes`, or any buffer, which is copied first): read
+    from memory with the same checks; only the model's library is written (the weights are read into
+    memory), into the private directory (docs/aoti-packages.md, "Packages from memory").
 
-    Serving (docs/aoti-packages.md, "Serving"):
+    Options (keywords; `AOTIRunnerOptions`, the C++ struct's fields):
+
+    * `model_name`: the model folder inside the package ("model").
+    * `device`: "cpu", or "cuda" / "cuda:N" for a package compiled for CUDA in a build of es.cpp
+      with CUDA (docs/cuda.md); a build without CUDA raises `UnsupportedError` for it.
+    * `custom_objects`: torchbind objects by the names the extern calls use.
 
     * `num_models`: model instances in torch's container. Calls release the GIL and are safe from
       any number of threads; up to `num_models` of them run at once, the others wait for a free
@@ -151,35 +173,19 @@ class AOTIRunner:
       unpickling runs code of the objects' classes (SECURITY.md); without it a package whose
       extern calls use objects not given in `custom_objects` raises `PackageError` naming this
       option, before anything is unpickled.
-    * Limits (`es.Limits`, SECURITY.md): `max_json_bytes` (the extern-kernel file and each JSON
+    * `limits` (`es.Limits`, SECURITY.md): `max_json_bytes` (the extern-kernel file and each JSON
       member), `max_source_bytes` (the wrapper source), `max_extracted_bytes` (written to disk; 0: 16
-      times the package file), `max_custom_object_bytes`; each None is the process default as it is
-      at the call (`externspec.wire.MAX_JSON_BYTES` for the first).
+      times the package's size), `max_custom_object_bytes`; unset, `es.Limits.current()`: the
+      process defaults as they are at the call (`externspec.wire.MAX_JSON_BYTES` for the first).
+    * `require_input_records`: refuse a package that records no dtype or shape for an input.
     * `call_layout`: where the extern-kernel file's omitted kwarg-only defaults are, as for
       `es.ProxyExecutor`; "auto" decides from the calls the package's `*.wrapper.cpp` states, at load
       (a call that matches no layout of its node raises `SpecMismatchError` naming it), and in a
       package without one at the first call that decides it (docs/torch-compat.md, "The call layout")."""
 
-    def __init__(self, package_path: str | os.PathLike[str], *, model_name: str = "model",
-                 custom_objects: dict[str, Any] | None = None, device: str = "cpu",
-                 max_json_bytes: int | None = None, max_source_bytes: int | None = None,
-                 max_extracted_bytes: int | None = None, max_custom_object_bytes: int | None = None,
-                 require_input_records: bool = False, num_models: int = 1,
-                 op_libraries: Iterable[str | os.PathLike[str]] = (), load_custom_objects: bool = False,
-                 call_layout: CallLayout | str = "auto"):
-        if isinstance(num_models, bool) or not isinstance(num_models, int) or num_models < 1:
-            raise ValueError(f"num_models must be an int of at least 1, got {num_models!r}")
-        if isinstance(op_libraries, (str, bytes, os.PathLike)):
-            raise TypeError("op_libraries takes a list of library paths, got one path")
-        libraries = [os.fspath(p) for p in op_libraries]
-        limits = Limits.current(max_json_bytes=max_json_bytes, max_source_bytes=max_source_bytes,
-                                max_extracted_bytes=max_extracted_bytes,
-                                max_custom_object_bytes=max_custom_object_bytes)
-        self._path = os.fspath(package_path)
-        self._impl: Any = extension().AOTIRunner(self._path, model_name, device, dict(custom_objects or {}),
-                                            _cpp_limits(limits), require_input_records,
-                                            num_models, libraries, bool(load_custom_objects),
-                                            _layout_name(call_layout))
+    def __init__(self, package: Package, **options: Any):
+        self._path = "<package bytes>" if isinstance(package, (bytes, bytearray, memoryview)) else os.fspath(package)
+        self._impl: Any = extension().AOTIRunner(_package_arg(package), AOTIRunnerOptions(**options))
         if type(self).run_flat is AOTIRunner.run_flat:  # see run_flat (a subclass's own stays)
             self.__dict__["run_flat"] = self._impl.run_flat
         self._in_spec = pytree.treespec_loads(self._runner.in_spec)

@@ -41,7 +41,7 @@ class Limits:
 
     max_json_bytes: int = 256 * 1024 * 1024  # one JSON document (the process default: MAX_JSON_BYTES)
     max_source_bytes: int = 64 << 20  # a package's `*.wrapper.cpp`, read into memory for its records
-    max_extracted_bytes: int = 0  # written to disk by the runner; 0: 16 times the package file
+    max_extracted_bytes: int = 0  # written (or, from bytes, held) by the runner; 0: 16 times the package
     max_custom_object_bytes: int = 256 << 20  # each torchbind object read with load_custom_objects
 
     def __post_init__(self) -> None:

@@ -6,12 +6,13 @@
 #include <externspec/wire.h>
 #include <externspec/torch/errors.h>
 
+#include "aoti_package/package_layout.h"
 #include "aoti_package/string_object.h"
 
 namespace externspec::detail {
 
-std::vector<std::pair<std::string, std::string>> listed_custom_objects(Package& package, const std::string& model_name) {
-  const std::string config = "data/aotinductor/" + model_name + "/custom_objs_config.json";
+std::vector<std::pair<std::string, std::string>> listed_custom_objects(ZipArchive& package, const std::string& model_name) {
+  const std::string config = custom_objects_config(model_name);
   if (!package.has(config)) return {};
   const std::string label = package.label(config);
   std::vector<std::pair<std::string, std::string>> out;
@@ -21,7 +22,7 @@ std::vector<std::pair<std::string, std::string>> listed_custom_objects(Package& 
        string_object(package.read(config, kSmallJsonLimit), label, "torch's list of a model's torchbind objects")) {
     if (f.empty() || f == "." || f == ".." || f.find('/') != std::string::npos || f.find('\\') != std::string::npos)
       throw PackageError(label + ": the file of `" + name + "` is `" + f + "`, not a plain file name");
-    const std::string member = "data/constants/" + f;
+    const std::string member = constant_member(f);
     if (!package.has(member))
       throw PackageError(label + ": the object `" + name + "` is in " + member + ", which the package lacks");
     out.emplace_back(name, member);
@@ -29,7 +30,7 @@ std::vector<std::pair<std::string, std::string>> listed_custom_objects(Package& 
   return out;
 }
 
-void load_custom_objects(Package& package, const std::vector<std::pair<std::string, std::string>>& listed,
+void load_custom_objects(ZipArchive& package, const std::vector<std::pair<std::string, std::string>>& listed,
                          std::uint64_t limit, CustomObjects& objects) {
   for (const auto& [name, member] : listed) {
     if (objects.count(name)) continue;  // given by the caller: used as given

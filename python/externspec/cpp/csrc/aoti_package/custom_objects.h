@@ -19,12 +19,12 @@ namespace externspec::detail {
 // (name, member) for each object the package lists, in the file's order; empty when the package
 // has no config. Throws PackageError: a config that is not a JSON object of plain file names, or
 // names a member the package lacks.
-std::vector<std::pair<std::string, std::string>> listed_custom_objects(Package& package, const std::string& model_name);
+std::vector<std::pair<std::string, std::string>> listed_custom_objects(ZipArchive& package, const std::string& model_name);
 
 // Unpickles each listed object not already in `objects` into it. Throws PackageError naming the
 // member: over `limit` bytes, not an unpicklable TorchScript object (a class not registered in this
 // process included), or not a torchbind object.
-void load_custom_objects(Package& package, const std::vector<std::pair<std::string, std::string>>& listed,
+void load_custom_objects(ZipArchive& package, const std::vector<std::pair<std::string, std::string>>& listed,
                          std::uint64_t limit, CustomObjects& objects);
 
 }  // namespace externspec::detail

@@ -4,15 +4,14 @@
 
 #include <string_view>
 
+#include "aoti_package/package_layout.h"
+
 namespace externspec::detail {
 namespace {
 
 constexpr std::string_view kCompile = "torch._inductor.aoti_compile_and_package";
 
-// The patterns of file_kind.py, matched as Python's fnmatchcase matches them (`*` crosses `/`).
-constexpr const char* kModelMembers[] = {"*/data/aotinductor/*/*.wrapper.so", "*/data/aotinductor/*/*.wrapper.cpp",
-                                         "*/data/aotinductor/*/*.wrapper.json"};
-
+// Matched as Python's fnmatchcase matches file_kind.py's patterns (`*` crosses `/`).
 bool has(const std::vector<std::string>& names, const char* pattern) {
   for (const auto& name : names)
     if (fnmatch(pattern, name.c_str(), 0) == 0) return true;
@@ -40,9 +39,9 @@ std::string describe(const std::string& kind) {
 }  // namespace
 
 std::string archive_kind(const std::vector<std::string>& names) {
-  for (const char* pattern : kModelMembers)
-    if (has(names, pattern)) return "aoti_package";
-  if (has(names, "*/models/*.json")) return "exported_program";
+  for (const std::string& pattern : model_patterns())
+    if (has(names, pattern.c_str())) return "aoti_package";
+  if (has(names, exported_program_pattern().c_str())) return "exported_program";
   if (has(names, "*/code/*") || has(names, "*/constants.pkl")) return "torchscript";
   if (has(names, "*/data.pkl")) return "torch_save";
   return "other_zip";
@@ -52,6 +51,16 @@ PackageError not_a_package(const std::string& path, const std::string& kind) {
   PackageError error(path + ": " + describe(kind));
   error.kind = kind;
   return error;
+}
+
+void open_archive(ZipArchive& zip) {
+  try {
+    zip.open();
+  } catch (const PackageError&) {
+    const std::string kind = archive_kind(zip.names());
+    if (kind != "aoti_package") throw not_a_package(zip.name(), kind);  // say what the file is instead
+    throw;
+  }
 }
 
 }  // namespace externspec::detail

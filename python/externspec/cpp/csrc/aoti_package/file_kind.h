@@ -9,6 +9,8 @@
 
 #include <externspec/torch/errors.h>
 
+#include "aoti_package/zip_reader.h"
+
 namespace externspec::detail {
 
 // The kind of a zip archive whose members have these (full) names: "aoti_package",
@@ -18,5 +20,9 @@ std::string archive_kind(const std::vector<std::string>& names);
 // The PackageError for `path`, a file of `kind` (not "aoti_package"): what it is and what to do,
 // with `kind` set as data.
 PackageError not_a_package(const std::string& path, const std::string& kind);
+
+// Opens torch's reader on `zip`; an archive it refuses is named by what it is when that is not a
+// package (not_a_package), else PackageError with torch's reason.
+void open_archive(ZipArchive& zip);
 
 }  // namespace externspec::detail

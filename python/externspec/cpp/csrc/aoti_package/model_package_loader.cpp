@@ -7,6 +7,7 @@
 
 #include "aoti_package/custom_objects.h"
 #include "aoti_package/file_kind.h"
+#include "aoti_package/package_layout.h"
 #include "aoti_package/string_object.h"
 #include "aoti_package/wrapper_calls.h"
 
@@ -16,7 +17,7 @@ namespace {
 // The objects the extern calls may name: those given in `options.custom_objects`, and the
 // package's own others, unpickled with `load_custom_objects`, else refused (before anything is
 // unpickled) naming the option.
-CustomObjects custom_objects(Package& package, const AOTIRunnerOptions& options) {
+CustomObjects custom_objects(ZipArchive& package, const AOTIRunnerOptions& options) {
   CustomObjects objects = options.custom_objects;
   const auto listed = listed_custom_objects(package, options.model_name);
   if (options.load_custom_objects) {
@@ -27,7 +28,7 @@ CustomObjects custom_objects(Package& package, const AOTIRunnerOptions& options)
   for (const auto& [name, member] : listed)
     if (!objects.count(name)) missing += (missing.empty() ? "`" : ", `") + name + "`";
   if (!missing.empty())
-    throw PackageError(package.label("data/aotinductor/" + options.model_name + "/custom_objs_config.json") +
+    throw PackageError(package.label(custom_objects_config(options.model_name)) +
                        ": the model's extern calls use torchbind objects the package holds (" + missing +
                        "); loading them unpickles package data, which runs code of their classes: pass "
                        "AOTIRunnerOptions::load_custom_objects = true (Python: load_custom_objects=True) "
@@ -39,7 +40,7 @@ CustomObjects custom_objects(Package& package, const AOTIRunnerOptions& options)
 // every serialized `as_device` (torch's proxy executor does so too), in the call layout of the
 // option, else of the calls the wrapper source states (none: "auto" decides at the calls). A model
 // without one makes no extern calls.
-std::unique_ptr<ProxyExecutor> plan_spec(Package& package, const ModelMembers& members, CustomObjects objects,
+std::unique_ptr<ProxyExecutor> plan_spec(ZipArchive& package, const ModelMembers& members, CustomObjects objects,
                                          const c10::Device& device, const AOTIRunnerOptions& options,
                                          const std::optional<MemberText>& source) {
   std::string spec = members.spec ? package.read(*members.spec, options.limits.max_json_bytes) : R"({"nodes": []})";
@@ -63,7 +64,7 @@ std::string device_key(const std::string& metadata, const std::string& label) {
 }
 
 // The metadata as text ("" when absent), checked: a model compiled for another device is refused.
-std::string read_metadata(Package& package, const ModelMembers& members, const std::string& model,
+std::string read_metadata(ZipArchive& package, const ModelMembers& members, const std::string& model,
                           const c10::Device& device) {
   if (!members.metadata) return {};
   std::string metadata = package.read(*members.metadata, kSmallJsonLimit);
@@ -82,7 +83,7 @@ std::vector<std::string> members_to_extract(const ModelMembers& members, const c
 }
 
 // Refuses, before anything is written, members whose recorded sizes take the total over the limit.
-void check_extracted_size(const Package& package, const std::vector<std::string>& members,
+void check_extracted_size(const ZipArchive& package, const std::vector<std::string>& members,
                           const AOTIRunnerOptions& options) {
   const std::uint64_t given = options.limits.max_extracted_bytes;
   std::uint64_t budget = given ? given : 16 * package.file_size();
@@ -96,30 +97,34 @@ void check_extracted_size(const Package& package, const std::vector<std::string>
   }
 }
 
-ExtractedFile extract(Package& package, const std::string& member, const std::string& file) {
+ExtractedFile extract(ZipArchive& package, const std::string& member, const std::string& file) {
   package.extract(member, file);
   return ExtractedFile{file, package.label(member), package.record(member)};
 }
 
 // Writes the model's files into `loaded.dir` under names chosen here (a kernel keeps its file
-// name: the library loads it by that name from its folder).
-void extract_model(Package& package, const ModelMembers& members, const c10::Device& device, LoadedPackage& loaded) {
+// name: the library loads it by that name from its folder); the weight blob only when
+// `!weights_in_memory` (else it is read, within the budget check_extracted_size applied).
+void extract_model(ZipArchive& package, const ModelMembers& members, const c10::Device& device,
+                   bool weights_in_memory, LoadedPackage& loaded) {
   const std::string& dir = loaded.dir.path();
-  if (members.weights) loaded.weights = extract(package, *members.weights, dir + "/model.wrapper_weights.blob");
+  if (members.weights) {
+    const std::string& member = *members.weights;
+    WeightBlob& blob = loaded.weights.emplace(WeightBlob{package.label(member), package.record(member), {}, {}});
+    if (weights_in_memory) blob.bytes = package.read(member, blob.record.size);
+    else blob.file = extract(package, member, dir + "/model.wrapper_weights.blob").path;
+  }
   if (!device.is_cpu())
     for (const auto& k : members.kernels) package.extract(k, dir + "/" + k.substr(k.rfind('/') + 1));
   loaded.library = extract(package, members.library, dir + "/model.wrapper.so");
 }
 
-}  // namespace
-
-std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIRunnerOptions& options,
-                                            const c10::Device& device) {
-  // Before anything is planned: the ops and classes the extern-kernel file names may come from them.
-  load_op_libraries(options.op_libraries);
-  Package package(path);
-  if (package.kind() != "aoti_package") throw not_a_package(path, package.kind());
-  const ModelMembers members = package.model(options.model_name);
+// The model `options.model_name` of the package in `package`, read, checked and extracted.
+std::unique_ptr<LoadedPackage> load_model(ZipArchive& package, const AOTIRunnerOptions& options,
+                                          const c10::Device& device, bool weights_in_memory) {
+  open_archive(package);
+  if (auto kind = archive_kind(package.names()); kind != "aoti_package") throw not_a_package(package.name(), kind);
+  const ModelMembers members = model_members(package.members(), options.model_name, package.name());
   const std::string label = package.label(members.library);
   // Everything small is read and checked before the private directory is made and written to.
   std::optional<MemberText> source;
@@ -133,8 +138,25 @@ std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIR
   loaded->executor = std::move(executor);
   loaded->metadata = std::move(metadata);
   loaded->source = std::move(source);
-  extract_model(package, members, device, *loaded);
+  extract_model(package, members, device, weights_in_memory, *loaded);
   return loaded;
+}
+
+}  // namespace
+
+// Op libraries first, in both: the ops and classes the extern-kernel file names may come from them.
+std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIRunnerOptions& options,
+                                            const c10::Device& device) {
+  load_op_libraries(options.op_libraries);
+  ZipArchive package(path);
+  return load_model(package, options, device, /*weights_in_memory=*/false);
+}
+
+std::unique_ptr<LoadedPackage> load_package(const PackageBytes& bytes, const AOTIRunnerOptions& options,
+                                            const c10::Device& device) {
+  load_op_libraries(options.op_libraries);
+  ZipArchive package(bytes.bytes, bytes.name);
+  return load_model(package, options, device, /*weights_in_memory=*/true);
 }
 
 }  // namespace externspec::detail

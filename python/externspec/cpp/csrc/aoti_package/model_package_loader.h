@@ -40,6 +40,15 @@ struct MemberText {
   std::string text;
 };
 
+// The weight blob (`*.wrapper_weights.blob`): extracted to a file, mapped when the container is made;
+// or, from a package given as bytes, read into memory (so that only the library is written).
+struct WeightBlob {
+  std::string label;  // `package!member`, for messages
+  MemberRecord record;
+  std::optional<std::string> file;  // extracted here, else in `bytes`
+  std::string bytes;                // verified against `record`; freed once the container has copied them
+};
+
 struct LoadedPackage {
   std::string label;  // `package!member` of the library, naming the model in messages
   std::unique_ptr<ProxyExecutor> executor;  // the extern-kernel file, planned for the device
@@ -49,7 +58,7 @@ struct LoadedPackage {
   // GPU kernels are loaded from it by file name while the model runs.
   TempDir dir;
   ExtractedFile library;
-  std::optional<ExtractedFile> weights;
+  std::optional<WeightBlob> weights;
 };
 
 // Loads `options.op_libraries` (the extern-kernel file may name their ops), then reads the
@@ -57,6 +66,9 @@ struct LoadedPackage {
 // Throws what AOTIRunner's constructor documents for the package: PackageError, DecodeError,
 // VersionError, SpecMismatchError, UnsupportedError (compiled for another device).
 std::unique_ptr<LoadedPackage> load_package(const std::string& path, const AOTIRunnerOptions& options,
+                                            const c10::Device& device);
+// The same from memory, with the same checks; the weight blob is read into memory, not written.
+std::unique_ptr<LoadedPackage> load_package(const PackageBytes& bytes, const AOTIRunnerOptions& options,
                                             const c10::Device& device);
 
 }  // namespace externspec::detail

@@ -6,16 +6,12 @@
 #include <externspec/torch/errors.h>
 
 namespace externspec::detail {
-namespace {
 
-// `s` in backticks; a NUL byte as `\0` (messages are C strings once they cross into Python).
 std::string ticked(std::string_view s) {
   std::string out = "`";
   for (char c : s) out += c == '\0' ? std::string("\\0") : std::string(1, c);
   return out + "`";
 }
-
-}  // namespace
 
 std::vector<std::pair<std::string, std::string>> string_object(std::string_view json, const std::string& label,
                                                               const std::string& kind) {

@@ -10,6 +10,9 @@
 
 namespace externspec::detail {
 
+// `s` in backticks; a NUL byte as `\0` (messages are C strings once they cross into Python).
+std::string ticked(std::string_view s);
+
 // A JSON object whose values are all strings (a package's `*.wrapper_metadata.json`, its
 // `custom_objs_config.json`), read with externspec's bounded JSON reader (the decoder's size and
 // nesting limits, MAX_JSON_BYTES and MAX_JSON_DEPTH, applied before and while parsing). Throws

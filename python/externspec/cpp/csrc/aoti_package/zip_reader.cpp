@@ -20,6 +20,7 @@
 #include <externspec/torch/errors.h>
 
 #include "aoti_package/file_kind.h"
+#include "aoti_package/string_object.h"
 
 namespace externspec::detail {
 namespace {
@@ -55,17 +56,6 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
-// `s` in backticks; a NUL byte as `\0` (messages are C strings once they cross into Python).
-std::string ticked(std::string_view s) {
-  std::string out = "`";
-  for (char c : s) out += c == '\0' ? std::string("\\0") : std::string(1, c);
-  return out + "`";
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 std::uint64_t le(const char* p, int bytes) {
   std::uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
@@ -80,30 +70,44 @@ struct Entry {
   std::uint64_t compressed = 0, size = 0;
 };
 
-// The file, read at offsets (no other state).
-class File {
+// An archive's bytes as torch's reader and the checks here read them: a file, through the one
+// descriptor both use (the bytes checked are the bytes read), or memory the caller keeps.
+class FileSource final : public caffe2::serialize::ReadAdapterInterface {
  public:
-  explicit File(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
-  ~File() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-  bool ok() const { return fd_ >= 0; }
-  // `n` bytes at `offset`, or nullopt when the file ends first.
-  std::optional<std::string> read(std::uint64_t offset, std::uint64_t n) const {
-    std::string out(static_cast<std::size_t>(n), '\0');
-    for (std::size_t got = 0; got < out.size();) {
-      ssize_t r = ::pread(fd_, out.data() + got, out.size() - got, static_cast<off_t>(offset + got));
+  FileSource(int fd, std::uint64_t size) : fd_(fd), size_(size) {}
+  ~FileSource() override { ::close(fd_); }
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+  std::size_t size() const override { return static_cast<std::size_t>(size_); }
+  std::size_t read(std::uint64_t pos, void* buf, std::size_t n, const char* /*what*/) const override {
+    std::size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::pread(fd_, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(pos + got));
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return std::nullopt;
+      if (r <= 0) break;
       got += static_cast<std::size_t>(r);
     }
-    return out;
+    return got;
   }
 
  private:
   int fd_;
+  std::uint64_t size_;
+};
+
+class MemorySource final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
+  std::size_t size() const override { return bytes_.size(); }
+  std::size_t read(std::uint64_t pos, void* buf, std::size_t n, const char* /*what*/) const override {
+    if (pos >= bytes_.size()) return 0;
+    n = std::min<std::size_t>(n, bytes_.size() - static_cast<std::size_t>(pos));
+    std::memcpy(buf, bytes_.data() + pos, n);
+    return n;
+  }
+
+ private:
+  std::string_view bytes_;
 };
 
 // Whether `s` is well-formed UTF-8 (what a reader that decodes names, Python's zipfile, accepts
@@ -128,6 +132,15 @@ bool is_utf8(std::string_view s) {
 
 // `read(offset, n)`: `n` bytes at `offset` of the archive, or nullopt when it ends first.
 using ReadAt = std::function<std::optional<std::string>(std::uint64_t, std::uint64_t)>;
+
+ReadAt reader_of(const caffe2::serialize::ReadAdapterInterface& source) {
+  return [&source](std::uint64_t offset, std::uint64_t n) -> std::optional<std::string> {
+    if (offset > source.size() || n > source.size() - offset) return std::nullopt;
+    std::string out(static_cast<std::size_t>(n), '\0');
+    if (source.read(offset, out.data(), out.size(), "zip directory") != out.size()) return std::nullopt;
+    return out;
+  };
+}
 
 PackageError unreadable(const std::string& path, const std::string& why) {
   return PackageError(path + ": not a readable package: " + why);
@@ -333,93 +346,62 @@ std::map<std::string, MemberRecord> checked_members(const std::vector<Entry>& en
   return members;
 }
 
+// A file opened once: stat first (opening a FIFO would block), then the descriptor's own size.
+std::shared_ptr<caffe2::serialize::ReadAdapterInterface> open_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw PackageError("package " + path + " is not a regular file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw PackageError("package " + path + " is not a regular file");
+  }
+  return std::make_shared<FileSource>(fd, static_cast<std::uint64_t>(st.st_size));
+}
+
 }  // namespace
 
-Package::Package(const std::string& path) : path_(path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw PackageError("package " + path + " is not a regular file");
-  file_size_ = static_cast<std::uint64_t>(st.st_size);
+ZipArchive::ZipArchive(const std::string& path) : ZipArchive(open_file(path), path) {}
 
-  // Everything the directory says is checked before torch's reader opens the file.
-  File file(path);
-  if (!file.ok()) throw PackageError("cannot open package " + path + ": " + std::strerror(errno));
-  const std::vector<Entry> entries =
-      central_directory(path, file_size_, [&](std::uint64_t offset, std::uint64_t n) { return file.read(offset, n); });
-  std::vector<std::string> names;  // what the archive is, for the loader to refuse another kind
-  for (const Entry& e : entries) names.push_back(e.name);
-  kind_ = archive_kind(names);
-  members_ = checked_members(entries, path);
+ZipArchive::ZipArchive(std::string_view bytes, const std::string& label)
+    : ZipArchive(std::make_shared<MemorySource>(bytes), label) {}
+
+ZipArchive::ZipArchive(std::shared_ptr<caffe2::serialize::ReadAdapterInterface> source, const std::string& label)
+    : path_(label), file_size_(source->size()), source_(std::move(source)) {
+  // Everything the directory says is checked before torch's reader opens the archive.
+  const std::vector<Entry> entries = central_directory(path_, file_size_, reader_of(*source_));
+  for (const Entry& e : entries) names_.push_back(e.name);
+  members_ = checked_members(entries, path_);
+}
+
+ZipArchive::~ZipArchive() = default;
+
+void ZipArchive::open() {
+  if (reader_) return;
   try {
-    reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+    reader_ = std::make_unique<caffe2::serialize::PyTorchStreamReader>(source_);
   } catch (const c10::Error& e) {
-    if (kind_ != "aoti_package") throw not_a_package(path, kind_);  // say what the file is instead
-    throw PackageError(path + ": not a readable package: " + e.what_without_backtrace());
+    throw PackageError(path_ + ": not a readable package: " + e.what_without_backtrace());
   }
 }
 
-Package::~Package() = default;
+caffe2::serialize::PyTorchStreamReader& ZipArchive::reader() {
+  open();
+  return *reader_;
+}
 
 std::map<std::string, MemberRecord> archive_members(std::string_view bytes, const std::string& label) {
-  const auto read = [&](std::uint64_t offset, std::uint64_t n) -> std::optional<std::string> {
-    if (offset > bytes.size() || n > bytes.size() - offset) return std::nullopt;
-    return std::string(bytes.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(n)));
-  };
-  return checked_members(central_directory(label, bytes.size(), read), label);
+  return ZipArchive(bytes, label).members();
 }
 
-ModelMembers Package::model(const std::string& model_name) const {
-  if (escape_reason(model_name) || model_name.find('/') != std::string::npos)
-    throw PackageError("model name " + ticked(model_name) + " is not a plain folder name");
-  const std::string dir = "data/aotinductor/" + model_name + "/";
-  const std::string so = ".wrapper.so";
-  std::vector<std::string> found;
-  std::set<std::string> models;
-  for (const auto& [name, record] : members_) {
-    std::string_view n = name;
-    if (n.substr(0, dir.size()) == dir && n.find('/', dir.size()) == std::string_view::npos && ends_with(n, so))
-      found.push_back(name);
-    const std::string root = "data/aotinductor/";
-    if (n.substr(0, root.size()) == root && ends_with(n, so)) {
-      auto end = n.find('/', root.size());
-      if (end != std::string_view::npos) models.emplace(n.substr(root.size(), end - root.size()));
-    }
-  }
-  if (found.size() != 1) {
-    std::string have;
-    for (const auto& m : models) have += (have.empty() ? "" : ", ") + ticked(m);
-    throw PackageError(path_ + ": expected one " + dir + "*" + so + ", found " + std::to_string(found.size()) +
-                       " (models in the package: " + (have.empty() ? std::string("none") : have) + ")");
-  }
-  ModelMembers out;
-  out.library = found.front();
-  const std::string stem = out.library.substr(0, out.library.size() - so.size());
-  auto member = [&](const std::string& suffix) -> std::optional<std::string> {
-    if (members_.count(stem + suffix)) return stem + suffix;
-    return std::nullopt;
-  };
-  out.spec = member(".wrapper.json");
-  out.source = member(".wrapper.cpp");
-  out.metadata = member(".wrapper_metadata.json");
-  out.weights = member(".wrapper_weights.blob");
-  // GPU kernels the library loads by file name from its folder (torch's loader extracts them there).
-  for (const auto& [name, record] : members_) {
-    std::string_view n = name;
-    if (n.substr(0, dir.size()) == dir && n.find('/', dir.size()) == std::string_view::npos &&
-        (ends_with(n, ".cubin") || ends_with(n, ".fatbin")))
-      out.kernels.push_back(name);
-  }
-  return out;
-}
-
-const MemberRecord& Package::record(const std::string& member) const {
+const MemberRecord& ZipArchive::record(const std::string& member) const {
   auto it = members_.find(member);
   if (it == members_.end()) throw PackageError(label(member) + ": no such member");
   return it->second;
 }
 
-void Package::verify(const std::string& member, std::uint64_t got_size, std::uint32_t got_crc) const {
+void ZipArchive::verify(const std::string& member, std::uint64_t got_size, std::uint32_t got_crc) const {
   const MemberRecord& r = record(member);
   if (got_size != r.size)
     throw PackageError(label(member) + ": " + std::to_string(got_size) + " bytes read, the package records " +
@@ -429,7 +411,7 @@ void Package::verify(const std::string& member, std::uint64_t got_size, std::uin
                        "edited member)");
 }
 
-std::string Package::read(const std::string& member, std::uint64_t limit) {
+std::string ZipArchive::read(const std::string& member, std::uint64_t limit) {
   std::uint64_t n = size(member);
   if (n > limit)
     throw PackageError(label(member) + ": " + std::to_string(n) + " bytes, over the limit of " +
@@ -437,7 +419,7 @@ std::string Package::read(const std::string& member, std::uint64_t limit) {
   std::string out(static_cast<std::size_t>(n), '\0');
   std::size_t got = 0;
   try {
-    if (n > 0) got = reader_->getRecord(member, out.data(), out.size());
+    if (n > 0) got = reader().getRecord(member, out.data(), out.size());
   } catch (const c10::Error& e) {
     throw PackageError(label(member) + ": " + e.what_without_backtrace());
   }
@@ -445,7 +427,7 @@ std::string Package::read(const std::string& member, std::uint64_t limit) {
   return out;
 }
 
-void Package::extract(const std::string& member, const std::string& file) {
+void ZipArchive::extract(const std::string& member, const std::string& file) {
   std::uint64_t n = size(member);
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) throw PackageError("cannot create " + file + ": " + std::strerror(errno));
@@ -453,7 +435,7 @@ void Package::extract(const std::string& member, const std::string& file) {
   std::uint64_t written = 0;
   std::uint32_t crc = 0;
   try {
-    auto chunks = reader_->createChunkReaderIter(member, static_cast<std::size_t>(n), kChunk);
+    auto chunks = reader().createChunkReaderIter(member, static_cast<std::size_t>(n), kChunk);
     std::vector<char> buf(kChunk);
     while (written < n && failure.empty()) {
       std::size_t got = chunks.next(buf.data());

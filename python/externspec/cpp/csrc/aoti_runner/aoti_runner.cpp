@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -203,13 +204,25 @@ c10::Device runner_device(const std::string& text) {
 }  // namespace
 
 AOTIRunner::AOTIRunner(const std::string& package_path, AOTIRunnerOptions options)
-    : api_(std::make_unique<Api>()), checks_(std::make_unique<Checks>()) {
+    : AOTIRunner([&](const c10::Device& device) { return detail::load_package(package_path, options, device); },
+                 options) {}
+
+AOTIRunner::AOTIRunner(const PackageBytes& package, AOTIRunnerOptions options)
+    : AOTIRunner([&](const c10::Device& device) { return detail::load_package(package, options, device); }, options) {}
+
+AOTIRunner::AOTIRunner(const ReadPackage& read, const AOTIRunnerOptions& options) : api_(std::make_unique<Api>()) {
   try {
-    load(package_path, options);
+    load(read, options);
   } catch (...) {
     release();
     throw;
   }
+}
+
+void AOTIRunnerOptions::check_num_models(std::int64_t n) {
+  if (n < 1 || static_cast<std::uint64_t>(n) > kMaxNumModels)
+    throw std::invalid_argument("num_models is " + std::to_string(n) + ": a runner takes 1 to " +
+                                std::to_string(kMaxNumModels) + " model instances");
 }
 
 AOTIRunner::~AOTIRunner() { release(); }
@@ -225,16 +238,14 @@ const ProxyExecutor& AOTIRunner::executor() const { return *package_->executor; 
 
 const std::string& AOTIRunner::metadata() const { return package_->metadata; }
 
-void AOTIRunner::load(const std::string& package_path, const AOTIRunnerOptions& options) {
+void AOTIRunner::load(const ReadPackage& read, const AOTIRunnerOptions& options) {
   device_ = runner_device(options.device);
-  if (options.num_models == 0)
-    throw std::invalid_argument("num_models is 0: a runner needs at least one model instance");
-  if (options.num_models > AOTIRunnerOptions::kMaxNumModels)
-    throw std::invalid_argument("num_models is " + std::to_string(options.num_models) + ": a runner takes at most " +
-                                std::to_string(AOTIRunnerOptions::kMaxNumModels) + " model instances");
+  // As a count: a size_t over int64's range is refused too, not wrapped to a negative.
+  AOTIRunnerOptions::check_num_models(
+      static_cast<std::int64_t>(std::min<std::size_t>(options.num_models, AOTIRunnerOptions::kMaxNumModels + 1)));
   num_models_ = options.num_models;
   admission_ = std::make_unique<Admission>(num_models_);
-  package_ = detail::load_package(package_path, options, device_);
+  package_ = read(device_);
   name_ = package_->label;
   open_library();
   create_container();
@@ -242,7 +253,6 @@ void AOTIRunner::load(const std::string& package_path, const AOTIRunnerOptions& 
   check_weights_loaded();
   read_signature();
   record_inputs(options.require_input_records);
-  compile_checks();
   record_outputs();
   // The library is mapped and the weights copied: on the CPU nothing reads the files again, so
   // they go now (a crash later leaves nothing behind). CUDA kernels may load from the folder.
@@ -288,7 +298,7 @@ void AOTIRunner::load_weights() {
   if (!package_->weights) return;
   // Weights outside the library (package_constants_in_so=False): hand the model the blob, which
   // it copies (torch's loader does the same).
-  const detail::ExtractedFile& weights = *package_->weights;
+  detail::WeightBlob& weights = *package_->weights;
   std::uint64_t need = 0;
   if (!api_->blob_size || !api_->update_from_blob || api_->blob_size(container_, &need) != AOTI_RUNTIME_SUCCESS)
     throw model_failure("the package has a weight blob, but the library does not take one");
@@ -296,10 +306,13 @@ void AOTIRunner::load_weights() {
     throw PackageError(weights.label + ": " + std::to_string(weights.record.size) +
                        " bytes, the model's weights take " + std::to_string(need));
   if (need > 0) {
-    Mapping blob(weights.path, need, weights.label);
-    if (api_->update_from_blob(container_, blob.data()) != AOTI_RUNTIME_SUCCESS)
+    std::optional<Mapping> mapped;  // an extracted blob; one read into memory is used in place
+    if (weights.file) mapped.emplace(*weights.file, need, weights.label);
+    const auto* data = mapped ? mapped->data() : reinterpret_cast<const std::uint8_t*>(weights.bytes.data());
+    if (api_->update_from_blob(container_, data) != AOTI_RUNTIME_SUCCESS)
       throw model_failure("cannot load the weight blob");
   }
+  std::string().swap(weights.bytes);  // freed (assigning an empty string keeps the buffer): the container copied them
 }
 
 void AOTIRunner::check_weights_loaded() const {
@@ -346,6 +359,7 @@ void AOTIRunner::record_inputs(bool require_input_records) {
   const auto& source = package_->source;
   recorded_inputs_ = detail::recorded_inputs_from_wrapper(source ? source->text : std::string_view(), num_inputs_,
                                                           source ? source->label : name_, input_names());
+  input_checks_ = std::make_unique<detail::InputChecks>(recorded_inputs_, device_, name_);
   std::string missing = unrecorded(recorded_inputs_);
   if (missing.empty()) return;
   std::string why = name_ + ": the package records no dtype or shape for " + missing +
@@ -361,7 +375,7 @@ void AOTIRunner::record_outputs() {
   output_checks_ = std::make_unique<detail::OutputChecks>(
       source ? detail::recorded_outputs_from_wrapper(source->text, source->label)
              : std::vector<detail::RecordedOutput>(),
-      *package_->executor, device_, checks_->numbers, checks_->symbols);
+      *package_->executor, device_, input_checks_->numbers(), input_checks_->symbols());
 }
 
 std::vector<at::Tensor> AOTIRunner::run(const std::vector<at::Tensor>& inputs, void* stream) {
@@ -415,7 +429,7 @@ std::vector<at::Tensor> AOTIRunner::run_with(const std::vector<at::Tensor>& inpu
   if (stream_handle != nullptr && device_.is_cpu())
     throw UnsupportedError(name_ + ": a stream was given, but the model runs on the CPU");
   thread_local detail::SymbolValues symbols;
-  check_inputs(inputs, symbols);
+  input_checks_->check(inputs, symbols);
   AOTInductorStreamHandle stream = nullptr;
 #ifdef USE_CUDA
   // The model's kernels and the extern calls (ops the executor calls through the dispatcher, which

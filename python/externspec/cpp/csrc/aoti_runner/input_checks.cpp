@@ -48,7 +48,6 @@ std::optional<std::int64_t> eval(const Expr& e, const std::vector<std::optional<
   return v;
 }
 
-}  // namespace detail
 
 namespace {
 
@@ -73,12 +72,13 @@ std::string shape_text(const std::vector<std::string>& want) {
 
 }  // namespace
 
-void AOTIRunner::compile_checks() {
-  for (const auto& in : recorded_inputs_) {
-    Checks::Input c;
-    for (const auto& s : in.sizes) c.sizes.push_back(parse_expr(s, checks_->numbers, checks_->symbols));
-    for (const auto& s : in.strides) c.strides.push_back(parse_expr(s, checks_->numbers, checks_->symbols));
-    checks_->inputs.push_back(std::move(c));
+InputChecks::InputChecks(std::vector<RecordedInput> records, c10::Device device, std::string name)
+    : records_(std::move(records)), device_(device), name_(std::move(name)) {
+  for (const auto& in : records_) {
+    Input c;
+    for (const auto& s : in.sizes) c.sizes.push_back(parse_expr(s, numbers_, symbols_));
+    for (const auto& s : in.strides) c.strides.push_back(parse_expr(s, numbers_, symbols_));
+    inputs_.push_back(std::move(c));
   }
 }
 
@@ -115,19 +115,18 @@ void check_storage(const at::Tensor& t, const Who& who) {
 
 }  // namespace
 
-void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs,
-                              std::vector<std::optional<std::int64_t>>& values) const {
-  if (inputs.size() != num_inputs_)
-    throw CallError(name_ + ": the model takes " + std::to_string(num_inputs_) + " inputs, got " +
+void InputChecks::check(const std::vector<at::Tensor>& inputs, SymbolValues& values) const {
+  if (inputs.size() != records_.size())
+    throw CallError(name_ + ": the model takes " + std::to_string(records_.size()) + " inputs, got " +
                     std::to_string(inputs.size()));
   // Per-run state lives in thread-local buffers and error text is built only on failure: the
   // checks run before every forward, so the passing path allocates nothing.
   thread_local std::vector<std::pair<std::size_t, std::size_t>> bound_at;
-  values.assign(checks_->symbols.size(), std::nullopt);
-  bound_at.assign(checks_->symbols.size(), {0, 0});
+  values.assign(symbols_.size(), std::nullopt);
+  bound_at.assign(symbols_.size(), {0, 0});
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& t = inputs[i];
-    const RecordedInput& want = recorded_inputs_[i];
+    const RecordedInput& want = records_[i];
     const auto who = [&] { return name_ + ": " + input_name(i); };
     if (!t.defined()) throw CallError(who() + " is an undefined tensor");
     if (t.layout() != c10::kStrided) {
@@ -150,7 +149,7 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs,
       throw CallError(who() + " has shape " + join(t.sizes()) + ", the model was compiled for " +
                       shape_text(want.sizes) + " (* = dynamic)");
     // Sizes: literals must match; a symbol takes the first size it meets and must agree elsewhere.
-    const auto& sizes = checks_->inputs[i].sizes;
+    const auto& sizes = inputs_[i].sizes;
     const c10::IntArrayRef got_sizes = t.sizes();
     for (std::size_t d = 0; d < sizes.size() && d < got_sizes.size(); ++d) {
       const Expr& e = sizes[d];
@@ -165,7 +164,7 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs,
         std::string why = e.symbols.empty()
                               ? "the model was compiled for " + shape_text(want.sizes) + " (* = dynamic)"
                               : "size " + std::to_string(d) + " is " + want.sizes[d] + " = " + std::to_string(*v) +
-                                    " (" + checks_->symbols[e.symbols[0]] + " is size " +
+                                    " (" + symbols_[e.symbols[0]] + " is size " +
                                     std::to_string(bound_at[e.symbols[0]].second) + " of " +
                                     input_name(bound_at[e.symbols[0]].first) + ")";
         throw CallError(who() + " has shape " + join(t.sizes()) + ", " + why);
@@ -185,7 +184,7 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs,
   // Strides, once every symbol is bound. A dimension of size 1 is never stepped over.
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& t = inputs[i];
-    const auto& strides = checks_->inputs[i].strides;
+    const auto& strides = inputs_[i].strides;
     if (t.numel() == 0) continue;
     const c10::IntArrayRef got_sizes = t.sizes(), got_strides = t.strides();
     for (std::size_t d = 0; d < strides.size() && d < got_sizes.size(); ++d) {
@@ -203,4 +202,5 @@ void AOTIRunner::check_inputs(const std::vector<at::Tensor>& inputs,
   }
 }
 
+}  // namespace detail
 }  // namespace externspec

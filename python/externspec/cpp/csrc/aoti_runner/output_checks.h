@@ -27,8 +27,6 @@
 
 namespace externspec::detail {
 
-using SymbolValues = std::vector<std::optional<std::int64_t>>;
-
 class OutputChecks {
  public:
   // `plans`: the package's executor (the ops and input slots of its nodes). `symbols`/`names`: the

@@ -24,22 +24,50 @@
 #include <externspec/torch/errors.h>
 #include <externspec/torch/proxy_executor.h>
 
-#include "aoti_package/zip_reader.h"
 #include "executor/torch_types.h"
+#include "python/binding.h"
 
-namespace py = pybind11;
-using externspec::AOTIRunner;
-using externspec::CallError;
-using externspec::CustomObjects;
-using externspec::ProxyExecutor;
-
-namespace {
+namespace externspec::binding {
 
 py::str text(std::string_view s) {
   PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "backslashreplace");
   if (o == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::str>(o);
 }
+
+at::Tensor tensor_of(py::handle h, const char* what, std::size_t k) {
+  if (!THPVariable_Check(h.ptr()))
+    throw py::type_error(std::string(what) + "[" + std::to_string(k) + "] must be a Tensor, got " +
+                         std::string(py::str(h.get_type().attr("__name__"))));
+  return THPVariable_Unpack(h.ptr());
+}
+
+std::string type_name(py::handle h) { return py::str(h.get_type().attr("__name__")); }
+
+CustomObjects custom_objects_of(const py::dict& objects) {
+  CustomObjects out;
+  for (auto item : objects) {
+    auto name = py::cast<std::string>(item.first);
+    auto obj = py::cast<torch::jit::Object>(item.second);
+    out.emplace(name, c10::IValue(obj._ivalue()));
+  }
+  return out;
+}
+
+// The `call_layout` option by name, as es.ProxyExecutor's `call_layout_option` passes it: "auto" is unset.
+std::optional<externspec::CallLayout> call_layout_of(const std::string& name) {
+  if (name == "auto") return std::nullopt;
+  if (auto layout = externspec::enum_from_string<externspec::CallLayout>(name)) return layout;
+  throw std::invalid_argument("call_layout must be \"auto\", \"NODE_ARGUMENTS\" or \"OMITTED_DEFAULTS_PASSED\", got '" +
+                              name + "'");
+}
+
+py::object call_layout_name(std::optional<externspec::CallLayout> layout) {
+  if (!layout) return py::none();
+  return py::str(std::string(externspec::to_string(*layout)));
+}
+
+namespace {
 
 bool is_utf8(std::string_view s) {
   PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), nullptr);
@@ -57,25 +85,6 @@ bool is_utf8(std::string_view s) {
 // process: "PyThreadState_Get ... finalizing").
 py::handle decode_error, version_error, spec_mismatch_error, call_error, unsupported_error, package_error, model_error,
     problem_record;
-
-at::Tensor tensor_of(py::handle h, const char* what, std::size_t k) {
-  if (!THPVariable_Check(h.ptr()))
-    throw py::type_error(std::string(what) + "[" + std::to_string(k) + "] must be a Tensor, got " +
-                         std::string(py::str(h.get_type().attr("__name__"))));
-  return THPVariable_Unpack(h.ptr());
-}
-
-CustomObjects custom_objects_of(const py::dict& objects) {
-  CustomObjects out;
-  for (auto item : objects) {
-    auto name = py::cast<std::string>(item.first);
-    auto obj = py::cast<torch::jit::Object>(item.second);
-    out.emplace(name, c10::IValue(obj._ivalue()));
-  }
-  return out;
-}
-
-std::string type_name(py::handle h) { return py::str(h.get_type().attr("__name__")); }
 
 // The argument (or int return) that array slot `k` feeds, for error messages.
 std::string slot_owner(const externspec::NodePlan& plan, bool tensor, std::size_t k) {
@@ -149,150 +158,6 @@ void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py:
   for (std::size_t k = static_cast<std::size_t>(plan.num_input_tensors); k < n; ++k)
     if (slots[k].defined()) tensor_args[k] = py::reinterpret_steal<py::object>(THPVariable_Wrap(slots[k]));
 }
-
-// The `call_layout` option by name, as es.ProxyExecutor's `call_layout_option` passes it: "auto" is unset.
-std::optional<externspec::CallLayout> call_layout_of(const std::string& name) {
-  if (name == "auto") return std::nullopt;
-  if (auto layout = externspec::enum_from_string<externspec::CallLayout>(name)) return layout;
-  throw std::invalid_argument("call_layout must be \"auto\", \"NODE_ARGUMENTS\" or \"OMITTED_DEFAULTS_PASSED\", got '" +
-                              name + "'");
-}
-
-py::object call_layout_name(std::optional<externspec::CallLayout> layout) {
-  if (!layout) return py::none();
-  return py::str(std::string(externspec::to_string(*layout)));
-}
-
-// The model's inputs from a list or tuple (or any sequence), read without copying the sequence.
-std::vector<at::Tensor> tensors_of(py::handle inputs) {
-  auto fast = py::reinterpret_steal<py::object>(PySequence_Fast(inputs.ptr(), "inputs must be a sequence of tensors"));
-  if (!fast) throw py::error_already_set();
-  const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(fast.ptr()));
-  PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
-  std::vector<at::Tensor> out;
-  out.reserve(n);
-  for (std::size_t k = 0; k < n; ++k) out.push_back(tensor_of(items[k], "inputs", k));
-  return out;
-}
-
-py::list wrap(std::vector<at::Tensor> ts) {
-  py::list out(ts.size());
-  for (std::size_t k = 0; k < ts.size(); ++k) {
-    PyObject* t = THPVariable_Wrap(std::move(ts[k]));
-    if (t == nullptr) throw py::error_already_set();
-    PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(k), t);  // steals the reference
-  }
-  return out;
-}
-
-// `stream`: None for the device's current stream, else a torch.cuda.Stream of the runner's device.
-void* stream_handle(const AOTIRunner& r, py::handle stream) {
-  if (stream.is_none()) return nullptr;
-  if (!py::isinstance(stream, py::module_::import("torch.cuda").attr("Stream")))
-    throw py::type_error("stream must be a torch.cuda.Stream, got " +
-                         std::string(py::str(py::type::handle_of(stream).attr("__name__"))));
-  const std::string device = py::str(stream.attr("device"));
-  if (device != r.device().str())
-    throw CallError("the stream is on " + device + ", the model runs on " + r.device().str());
-  return reinterpret_cast<void*>(stream.attr("cuda_stream").cast<std::uintptr_t>());
-}
-
-py::list run_flat(AOTIRunner& r, py::handle inputs, py::handle stream) {
-  auto tensors = tensors_of(inputs);
-  void* handle = stream_handle(r, stream);
-  std::vector<at::Tensor> out;
-  {
-    py::gil_scoped_release release;
-    out = r.run(tensors, handle);
-  }
-  return wrap(std::move(out));
-}
-
-// A proxy executor that hands each call to a Python `call_function(index, int_args, tensor_args)`
-// (es.ProxyExecutor's): the compiled wrapper then drives the Python executor with exactly the
-// arrays it passes, dynamic sizes included. Output slots arrive as None; whatever the callee
-// stores into a slot is written back to the wrapper's handle.
-class PythonExecutor : public torch::aot_inductor::ProxyExecutor {
- public:
-  explicit PythonExecutor(py::object call) : call_(std::move(call)) {}
-
-  void call_function(int index, int num_ints, int64_t* ints, int num_tensors, AtenTensorHandle* tensors) override {
-    py::gil_scoped_acquire gil;
-    try {
-      py::list int_args;
-      for (int k = 0; k < num_ints; ++k) int_args.append(ints[k]);
-      py::list tensor_args;
-      for (int k = 0; k < num_tensors; ++k) {
-        const auto* t = reinterpret_cast<const at::Tensor*>(tensors[k]);
-        if (t != nullptr && t->defined()) tensor_args.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(*t)));
-        else tensor_args.append(py::none());
-      }
-      call_(index, int_args, tensor_args);
-      for (int k = 0; k < num_tensors; ++k) {
-        auto* slot = reinterpret_cast<at::Tensor*>(tensors[k]);
-        py::object v = tensor_args[static_cast<std::size_t>(k)];
-        if (slot == nullptr || v.is_none()) continue;
-        at::Tensor t = tensor_of(v, "tensor_args", static_cast<std::size_t>(k));
-        if (!slot->is_same(t)) *slot = std::move(t);
-      }
-    } catch (py::error_already_set& e) {
-      // The first failure: a model that ignores the status (torch 2.11, 2.12) makes more calls after it.
-      if (!error_) error_ = std::make_unique<py::error_already_set>(std::move(e));
-      throw std::runtime_error("the Python executor raised");
-    }
-  }
-
-  // The Python exception of the failed call, if any (raised again in the caller's frame).
-  std::unique_ptr<py::error_already_set> error_;
-
- private:
-  py::object call_;
-};
-
-py::list run_with_python(AOTIRunner& r, py::object call, py::args args) {
-  auto inputs = tensors_of(args);
-  PythonExecutor executor(std::move(call));
-  std::vector<at::Tensor> out;
-  try {
-    py::gil_scoped_release release;
-    out = r.run_with(inputs, &executor);
-  } catch (const std::exception&) {
-    if (executor.error_) throw std::move(*executor.error_);
-    throw;
-  }
-  // A model whose wrapper ignores the executor's status (torch 2.11, 2.12) runs on after a failed call.
-  if (executor.error_) throw std::move(*executor.error_);
-  return wrap(std::move(out));
-}
-
-// Collects the TORCH_WARNs of a load made without the GIL and issues them as Python warnings once
-// it is held again, their text through `text`: torch::PyWarningHandler decodes a message strictly,
-// so a member name that is not UTF-8 turned the warning into UnicodeDecodeError.
-class LoadWarnings : public c10::WarningHandler {
- public:
-  void process(const c10::Warning& warning) override {
-    warnings_.emplace_back(std::holds_alternative<c10::DeprecationWarning>(warning.type()), warning.msg());
-  }
-  // Raises the Python error when a warning filter turns one into an exception.
-  void issue() {
-    auto warn = py::module_::import("warnings").attr("warn");
-    auto pending = std::move(warnings_);
-    warnings_.clear();
-    for (const auto& [deprecation, message] : pending)  // error_already_set when a filter raises
-      warn(text(message), py::handle(deprecation ? PyExc_DeprecationWarning : PyExc_UserWarning), 2);
-  }
-  // On the way out of a failed load: the load's own error wins over a warning made an exception.
-  void issue_before_error() noexcept {
-    try {
-      issue();
-    } catch (...) {
-      PyErr_Clear();
-    }
-  }
-
- private:
-  std::vector<std::pair<bool, std::string>> warnings_;
-};
 
 void raise_as(py::handle cls, const char* message) {
   PyErr_SetObject(cls.ptr(), cls(text(message)).ptr());
@@ -370,12 +235,9 @@ void bind_errors(py::module_& m) {
 
 // externspec::Limits, field by field: es.cpp builds one from Python's externspec.Limits at each load.
 void bind_limits(py::module_& m) {
-  py::class_<externspec::Limits>(m, "Limits")
-      .def(py::init<>())
-      .def_readwrite("max_json_bytes", &externspec::Limits::max_json_bytes)
-      .def_readwrite("max_source_bytes", &externspec::Limits::max_source_bytes)
-      .def_readwrite("max_extracted_bytes", &externspec::Limits::max_extracted_bytes)
-      .def_readwrite("max_custom_object_bytes", &externspec::Limits::max_custom_object_bytes);
+  py::class_<externspec::Limits> limits(m, "Limits");
+  limits.def(py::init<>());
+  for (const auto& [name, field] : kLimitFields) limits.def_readwrite(name, field);
 }
 
 void bind_proxy_executor(py::module_& m) {
@@ -409,74 +271,11 @@ void bind_proxy_executor(py::module_& m) {
       });
 }
 
-void bind_package_members(py::module_& m) {
-  // The members of a package as the runner's checks read its zip directory: {name inside the top
-  // folder (bytes): (size, CRC-32)}, or PackageError.
-  m.def("package_members", [](const std::string& path) {
-    py::dict out;
-    std::optional<externspec::detail::Package> package;
-    {
-      py::gil_scoped_release release;
-      package.emplace(path);
-    }
-    for (const auto& [name, record] : package->members()) out[py::bytes(name)] = py::make_tuple(record.size, record.crc);
-    return out;
-  }, py::arg("path"));
-}
-
-// es.cpp.AOTIRunner's constructor: the package loaded with the GIL released, its load's TORCH_WARNs
-// raised as Python warnings.
-std::unique_ptr<AOTIRunner> load_runner(const std::string& package_path, const std::string& model_name,
-                                        const std::string& device, const py::dict& objects,
-                                        const externspec::Limits& limits, bool require_input_records, std::size_t num_models,
-                                        std::vector<std::string> op_libraries, bool load_custom_objects,
-                                        const std::string& call_layout) {
-  externspec::AOTIRunnerOptions options;
-  options.model_name = model_name;
-  options.device = device;
-  options.custom_objects = custom_objects_of(objects);
-  options.limits = limits;
-  options.require_input_records = require_input_records;
-  options.num_models = num_models;
-  options.op_libraries = std::move(op_libraries);
-  options.load_custom_objects = load_custom_objects;
-  options.call_layout = call_layout_of(call_layout);
-  LoadWarnings warnings;  // the load's TORCH_WARNs become Python warnings
-  std::unique_ptr<AOTIRunner> runner;
-  try {
-    c10::WarningUtils::WarningHandlerGuard guard(&warnings);
-    py::gil_scoped_release release;
-    runner = std::make_unique<AOTIRunner>(package_path, std::move(options));
-  } catch (...) {
-    warnings.issue_before_error();
-    throw;
-  }
-  warnings.issue();
-  return runner;
-}
-
-void bind_aoti_runner(py::module_& m) {
-  py::class_<AOTIRunner>(m, "AOTIRunner")
-      .def(py::init(&load_runner),
-           py::arg("package_path"), py::arg("model_name"), py::arg("device"), py::arg("custom_objects"),
-           py::arg("limits"), py::arg("require_input_records"),
-           py::arg("num_models"), py::arg("op_libraries"), py::arg("load_custom_objects"), py::arg("call_layout"))
-      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, py::none()); })
-      .def("run_flat", &run_flat, py::arg("inputs"), py::kw_only(), py::arg("stream") = py::none())
-      .def_property_readonly("device", [](const AOTIRunner& r) { return r.device().str(); })
-      .def("run_with_python", &run_with_python, py::arg("call_function"))
-      .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
-      .def_property_readonly("num_models", &AOTIRunner::num_models)
-      .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
-      .def_property_readonly("in_spec", [](const AOTIRunner& r) { return text(r.in_spec()); })
-      .def_property_readonly("out_spec", [](const AOTIRunner& r) { return text(r.out_spec()); })
-      .def_property_readonly("metadata", [](const AOTIRunner& r) { return text(r.metadata()); })
-      .def_property_readonly("call_layout", [](const AOTIRunner& r) { return call_layout_name(r.executor().call_layout()); });
-}
-
 }  // namespace
+}  // namespace externspec::binding
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  using namespace externspec::binding;
   m.doc() = "externspec's C++ proxy executor and AOTInductor runner";
   // The torch this was compiled against: es.cpp refuses a prebuilt binding under another release.
   m.attr("torch_version") = TORCH_VERSION;
@@ -489,6 +288,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   bind_errors(m);
   bind_limits(m);
   bind_proxy_executor(m);
-  bind_package_members(m);
   bind_aoti_runner(m);
 }

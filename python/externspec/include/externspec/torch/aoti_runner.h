@@ -3,6 +3,7 @@
 //
 //   externspec::AOTIRunner runner("model.pt2", {});          // or options: model name, device, ...
 //   std::vector<at::Tensor> out = runner.run({x, y});
+//   externspec::AOTIRunner from_memory(externspec::PackageBytes{bytes}, {});  // a package held in memory
 //
 // Loading reads the package without trusting it (member names, sizes and CRC-32s checked before
 // torch's zip reader opens it; every member read within a limit; JSON through externspec's
@@ -20,10 +21,12 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #ifdef USE_CUDA
@@ -40,9 +43,12 @@ namespace externspec {
 
 namespace detail {
 struct LoadedPackage;
+class InputChecks;
 class OutputChecks;
 }
 
+// Every option of a runner, with its default: C++ sets the fields, Python the same names by keyword
+// (`es.cpp.AOTIRunner(path, num_models=2)`, or `es.cpp.AOTIRunnerOptions(...)`, the bound class).
 struct AOTIRunnerOptions {
   // The model inside the package: `<package>/data/aotinductor/<model_name>/*.wrapper.so`.
   std::string model_name = "model";
@@ -57,6 +63,9 @@ struct AOTIRunnerOptions {
   std::size_t num_models = 1;
   // More instances than any machine runs calls at once (10^6 took +796 MiB and 23 s to create).
   static constexpr std::size_t kMaxNumModels = 1024;
+  // The one check of `num_models` (the runner's and Python's): std::invalid_argument naming the
+  // option unless 1 <= n <= kMaxNumModels.
+  static void check_num_models(std::int64_t n);
   // Custom op libraries (`.so`) to load before the extern-kernel file is planned, as
   // torch.ops.load_library does (dlopen, which registers the library's ops). Each path is loaded
   // once per process and stays loaded; a path that is not a loadable library is a PackageError
@@ -92,6 +101,15 @@ struct RecordedInput {
   std::map<std::size_t, std::int64_t> min_size, max_size;
 };
 
+// A package held in memory (read from an object store or a database): loaded with every check a
+// file gets; nothing of it is written but the model's library (and GPU kernels off the CPU), into
+// the runner's private directory; its weight blob is read into memory. The bytes are read only
+// while the constructor runs and must stay valid until it returns.
+struct PackageBytes {
+  std::string_view bytes;
+  std::string name = "<package bytes>";  // names the package in messages, as a path does
+};
+
 // Loads custom op libraries into this process (what AOTIRunnerOptions::op_libraries does before
 // planning): each path once per process (by its canonical path), kept loaded. Thread-safe. Throws
 // PackageError naming the path and the loader's reason.
@@ -103,6 +121,7 @@ class AOTIRunner {
   // limit, not a model library), DecodeError/VersionError/SpecMismatchError (its extern-kernel
   // file), UnsupportedError (a device this build cannot run).
   explicit AOTIRunner(const std::string& package_path, AOTIRunnerOptions options = {});
+  explicit AOTIRunner(const PackageBytes& package, AOTIRunnerOptions options = {});
   ~AOTIRunner();
   AOTIRunner(const AOTIRunner&) = delete;
   AOTIRunner& operator=(const AOTIRunner&) = delete;
@@ -135,10 +154,12 @@ class AOTIRunner {
 
  private:
   struct Api;
-  struct Checks;
   class Admission;
-  // Loading: the package (detail::load_package), then the container made from it, in this order.
-  void load(const std::string& package_path, const AOTIRunnerOptions& options);
+  // Loading: the package (`read`: detail::load_package of a file or bytes), then the container made
+  // from it, in this order.
+  using ReadPackage = std::function<std::unique_ptr<detail::LoadedPackage>(const c10::Device&)>;
+  AOTIRunner(const ReadPackage& read, const AOTIRunnerOptions& options);
+  void load(const ReadPackage& read, const AOTIRunnerOptions& options);
   void open_library();
   void create_container();
   void load_weights();
@@ -146,12 +167,9 @@ class AOTIRunner {
   void read_signature();
   std::vector<std::string> input_names() const;
   void record_inputs(bool require_input_records);
-  void compile_checks();
   void record_outputs();
   PackageError model_failure(const std::string& what) const;
   void release() noexcept;
-  // Binds `symbols` (the size symbols, by the checks' numbering) from the inputs' sizes.
-  void check_inputs(const std::vector<at::Tensor>& inputs, std::vector<std::optional<std::int64_t>>& symbols) const;
 
   std::string name_;  // `package!member` of the library, for messages
   c10::Device device_{c10::kCPU};
@@ -162,7 +180,7 @@ class AOTIRunner {
   std::unique_ptr<Api> api_;
   AOTInductorModelContainerOpaque* container_ = nullptr;
   std::vector<RecordedInput> recorded_inputs_;
-  std::unique_ptr<Checks> checks_;
+  std::unique_ptr<detail::InputChecks> input_checks_;  // the inputs, checked before each run
   std::unique_ptr<detail::OutputChecks> output_checks_;  // the extern calls' outputs, checked after each call
   std::unique_ptr<Admission> admission_;  // at most num_models_ runs inside the container
   std::size_t num_inputs_ = 0, num_outputs_ = 0, num_models_ = 1;

@@ -16,8 +16,9 @@ struct Limits {
   std::uint64_t max_json_bytes = MAX_JSON_BYTES;
   // Bytes of the wrapper source (`*.wrapper.cpp`) read into memory for its records.
   std::uint64_t max_source_bytes = std::uint64_t{64} << 20;
-  // Bytes written to disk (the model's library plus any weight blob); 0: 16 times the package
-  // file's size (torch stores members uncompressed, so a package never needs more).
+  // Bytes written to disk (the model's library plus any weight blob; from a package given as bytes,
+  // the blob is held in memory instead and counts the same); 0: 16 times the package's size (torch
+  // stores members uncompressed, so a package never needs more).
   std::uint64_t max_extracted_bytes = 0;
   // Bytes of each torchbind object read with AOTIRunnerOptions::load_custom_objects.
   std::uint64_t max_custom_object_bytes = std::uint64_t{256} << 20;
