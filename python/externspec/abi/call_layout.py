@@ -18,6 +18,8 @@ from typing import Any
 from .._generated.models import CallLayout
 from ..errors import CallError, SpecMismatchError
 
+__all__ = ["LayoutChoice", "call_layout_option", "planned_layout"]
+
 
 def call_layout_option(value: CallLayout | str) -> CallLayout | None:
     """The executors' `call_layout` option: "auto" (None: decided from the calls) or a `CallLayout`,
@@ -103,11 +105,11 @@ class LayoutChoice:
                 raise SpecMismatchError(self._refusal(index, passes, matched), node=index)
 
     def apply(self, plans: list[Any]) -> None:
-        """Each node with candidates gets the decided one's plan, or (undecided) a plan no call's
-        lengths match, so its calls reach `resolve` and the call path stays as it is for the rest."""
+        """Each node with candidates gets the decided one's plan, or (undecided) its NODE_ARGUMENTS
+        candidate marked `layout_undecided`, so its calls reach `resolve` until one decides."""
         for index, both in self.candidates.items():
             plans[index] = both[self.layout] if self.layout is not None else dataclasses.replace(
-                both[CallLayout.NODE_ARGUMENTS], num_ints=-1, num_tensors=-1)
+                both[CallLayout.NODE_ARGUMENTS], layout_undecided=True)
 
     def resolve(self, index: int, num_ints: int, num_tensors: int, plans: list[Any]) -> Any:
         """The plan a call of node `index` whose lengths are not its plan's runs by: None when the

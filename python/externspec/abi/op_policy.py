@@ -12,11 +12,30 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from .._def_file import TORCH_DEF_DIR, entries
+from .._generated.models import Argument
 from ..errors import SpecMismatchError
+
+__all__ = [
+    "POLICY_FILE",
+    "Check",
+    "Guard",
+    "Policy",
+    "SchemaDefault",
+    "check_allow_ops",
+    "check_guards",
+    "check_message",
+    "check_op_schema_text",
+    "checks",
+    "denial",
+    "denied_message",
+    "matches",
+    "policy",
+]
 
 POLICY_FILE = TORCH_DEF_DIR / "op_policy.def"
 
@@ -160,3 +179,35 @@ def check_op_schema_text(label: str, key: str, text: str) -> None:
     if deepest > max_depth:
         raise SpecMismatchError(f"{label}: metadata `{key}` nests {deepest} levels deep (the limit is {max_depth}); "
                                 "it is not an op schema")
+
+
+class SchemaDefault(Protocol):
+    """What a guard reads of a schema argument (`ops.Param`)."""
+
+    @property
+    def has_default(self) -> bool: ...
+
+    @property
+    def default_value(self) -> Any: ...
+
+
+def check_guards(label: str, qualified: str, params: Mapping[str, SchemaDefault],
+                 given: Mapping[str, Argument]) -> None:
+    """Refuse static arguments the op policy knows crash the kernel of op `qualified` (`params`: the
+    schema's arguments by name; `given`: the node's; an omitted one is its default)."""
+    for guard in policy().guards:
+        if not matches(guard.op, qualified):
+            continue
+        if all(_static_is(given.get(name), params.get(name), value) for name, value in guard.conditions):
+            said = " and ".join(f"`{name}` is {value}" for name, value in guard.conditions)
+            raise SpecMismatchError(f"{label}: refused by the executor's op policy: {said} (the kernel {guard.reason})")
+
+
+def _static_is(arg: Argument | None, p: SchemaDefault | None, value: str) -> bool:
+    if p is None:
+        return False
+    if arg is None:
+        return p.has_default and repr(p.default_value) == value
+    if value == "None":
+        return arg.type == "as_none"
+    return arg.type == "as_bool" and repr(arg.value) == value

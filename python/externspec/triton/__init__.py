@@ -29,7 +29,7 @@ def backend_dir() -> Path:
     from ..cpp import _cmake
     from ..cpp_include import get_include
 
-    package = cpp.cmake_dir()
+    package = cpp.runtime_cmake_dir()
     key = _cmake.source_hash((str(BACKEND_SOURCE.relative_to(_cmake.SOURCE_ROOT)), "python/externspec/include"),
                              (str(package), torch.__version__, sys.version_info[:3]))
     build_dir = cache_dir() / "triton" / f"backend-{key}"

@@ -107,7 +107,7 @@ void LayoutChoice::apply(std::vector<NodePlan>& plans) const {
   auto decided = layout();
   for (const auto& [index, c] : candidates_) {
     plans[index] = decided ? c[*decided] : c.node_arguments;
-    if (!decided) plans[index].num_ints = plans[index].num_tensors = -1;
+    plans[index].layout_undecided = !decided;
   }
 }
 

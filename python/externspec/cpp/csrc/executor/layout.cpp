@@ -27,10 +27,14 @@ std::string str_of(const T& value) {
   return out.str();
 }
 
+}  // namespace
+
 const std::string* metadata(const Node& node, std::string_view key) {
   auto it = node.metadata.find(key);
   return it == node.metadata.end() ? nullptr : &it->second;
 }
+
+namespace {
 
 std::string join(const std::vector<std::string_view>& items, std::string_view sep) {
   std::string out;
@@ -282,7 +286,8 @@ std::optional<Argument> passed_default(const c10::Argument& p, const ArgType& at
   if (int_base && at.is_list && d.isIntList()) return Argument::make_as_ints(d.toIntVector());
   return std::nullopt;
 }
-// The schema the node records it was exported against (`externspec.op_schema`), if any.
+}  // namespace
+
 std::optional<c10::FunctionSchema> export_schema(const std::string& label, const Node& node) {
   const std::string* text = metadata(node, METADATA_OP_SCHEMA);
   if (text == nullptr) return std::nullopt;
@@ -295,6 +300,8 @@ std::optional<c10::FunctionSchema> export_schema(const std::string& label, const
     throw SpecMismatchError(label + ": metadata `" + std::string(METADATA_OP_SCHEMA) + "` is not an op schema: " + what);
   }
 }
+
+namespace {
 
 // The export-time schema's arguments by name (empty without one).
 class ExportedArgs {
@@ -312,10 +319,11 @@ class ExportedArgs {
   std::unordered_map<std::string_view, const c10::Argument*> by_name_;
 };
 
-// The node's inputs by schema position (null: not given), each checked to be in the runtime schema,
-// once, in schema order. A torchbind call's input 1 is the method's name, not an argument.
-std::vector<const Argument*> given(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
-                                   const ExportedArgs& exported_arg, bool torchbind) {
+}  // namespace
+
+std::vector<const Argument*> given_inputs(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
+                                          const std::optional<c10::FunctionSchema>& exported, bool torchbind) {
+  const ExportedArgs exported_arg(exported);
   const auto& params = schema.arguments();
   std::unordered_map<std::string_view, std::size_t> position;
   for (std::size_t i = 0; i < params.size(); ++i) position.emplace(params[i].name(), i);
@@ -344,6 +352,8 @@ std::vector<const Argument*> given(const std::string& label, const Node& node, c
   return out;
 }
 
+namespace {
+
 // The arguments the exporter marked as Python numbers passed for `Tensor` (`externspec.wrapped_numbers`).
 std::unordered_set<std::string> wrapped_numbers(const Node& node) {
   std::unordered_set<std::string> wrapped;
@@ -359,12 +369,17 @@ std::unordered_set<std::string> wrapped_numbers(const Node& node) {
   return wrapped;
 }
 
-// Every argument placed (a static value in the plan's stack, or a fill reading the arrays), then
-// the returns. `inputs` is what `given` returns.
-void layout(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
-            const std::optional<c10::FunctionSchema>& exported, const std::vector<const Argument*>& inputs,
-            bool defaults_passed, NodePlan& plan, const CustomObjects& objects,
-            const std::optional<c10::Device>& device) {
+}  // namespace
+
+std::string node_label(std::size_t index, const std::string& name, const std::string& target) {
+  return "node " + std::to_string(index) + " `" + name + "` (" + target + ")";
+}
+
+void lay_out(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
+             const std::optional<c10::FunctionSchema>& exported, const std::vector<const Argument*>& inputs,
+             CallLayout call_layout, NodePlan& plan, const CustomObjects& objects,
+             const std::optional<c10::Device>& device) {
+  const bool defaults_passed = call_layout == CallLayout::OMITTED_DEFAULTS_PASSED;
   const ExportedArgs exported_arg(exported);
   const auto wrapped = wrapped_numbers(node);
   const auto& params = schema.arguments();
@@ -395,34 +410,6 @@ void layout(const std::string& label, const Node& node, const c10::FunctionSchem
   plan.num_returns = schema.returns().size();
   std::vector<std::int64_t> int_returns;
   place_outputs(label, schema, exported, node, plan, int_returns);
-}
-
-}  // namespace
-
-// The steps of abi/layout.py and abi/executor.py's `_plan`, by the same names: the op looked up
-// (ops.cpp), the op policy's verdict (op_policy.cpp), the export-time schema, the given inputs, the
-// guards, then the layout.
-NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects,
-                   bool defaults_passed, const std::vector<std::string>& allow_ops,
-                   const std::optional<c10::Device>& device) {
-  const Node& node = ekn.node;
-  std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
-  const bool torchbind = node.target == "call_torchbind";
-  const std::string* custom_op = metadata(node, METADATA_TORCH_CUSTOM_OP);
-  NodePlan plan = torchbind ? NodePlan(resolve_torchbind_method(label, node))
-                            : NodePlan(resolve_op(label, node.target, custom_op && *custom_op == "1"));
-  plan.label = label;
-  const c10::FunctionSchema& schema = plan.schema();
-  const std::string qualified =
-      schema.name() + "." + (schema.overload_name().empty() ? std::string("default") : schema.overload_name());
-  // The op policy names dispatcher ops; a method belongs to a class some library registered.
-  if (!torchbind) check_policy(label, qualified, allow_ops);
-  const std::optional<c10::FunctionSchema> exported = export_schema(label, node);
-  const std::vector<const Argument*> inputs = given(label, node, schema, ExportedArgs(exported), torchbind);
-  if (!torchbind) check_guards(label, qualified, schema.arguments(), inputs);
-  if (!torchbind) plan.checks = plan_checks(label, qualified, schema);
-  layout(label, node, schema, exported, inputs, defaults_passed, plan, objects, device);
-  return plan;
 }
 
 }  // namespace externspec

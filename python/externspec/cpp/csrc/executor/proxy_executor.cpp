@@ -14,7 +14,7 @@
 #include <externspec/torch/errors.h>
 
 #include "executor/call_layout.h"
-#include "executor/layout.h"
+#include "executor/plan.h"
 #include "executor/op_policy.h"
 
 namespace externspec {
@@ -218,7 +218,7 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
   choice_ = std::make_unique<LayoutChoice>(layout);
   auto plan = [&](std::size_t i, CallLayout as) {
     try {
-      return plan_node(i, spec.nodes[i], custom_objects_, as == CallLayout::OMITTED_DEFAULTS_PASSED, allow_ops, device_);
+      return plan_node(i, spec.nodes[i], custom_objects_, as, allow_ops, device_);
     } catch (NodeError& e) {  // the errors of planning node i are about node i
       e.node = i;
       throw;
@@ -243,7 +243,7 @@ const NodePlan& ProxyExecutor::plan_for_call(int index, std::int64_t num_ints, s
     throw CallError("extern node index " + std::to_string(index) + " out of range: the spec has " +
                     std::to_string(plans_.size()) + " nodes");
   const NodePlan& plan = plans_[static_cast<std::size_t>(index)];
-  if (C10_LIKELY(num_ints == plan.num_ints && num_tensors == plan.num_tensors)) return plan;
+  if (C10_LIKELY(num_ints == plan.num_ints && num_tensors == plan.num_tensors && !plan.layout_undecided)) return plan;
   if (const NodePlan* chosen = choice_->resolve(static_cast<std::size_t>(index), num_ints, num_tensors)) return *chosen;
   check_lengths(plan, num_ints, num_tensors);  // throws
   return plan;

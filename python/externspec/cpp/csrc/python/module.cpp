@@ -90,7 +90,7 @@ std::string slot_owner(const externspec::NodePlan& plan, bool tensor, std::size_
   return "slot";
 }
 
-// The rule of abi/executor.py's _wrong_element, in its words: an int slot takes an int in int64 range
+// The rule of abi/proxy_executor.py's _wrong_element, in its words: an int slot takes an int in int64 range
 // (anything with __index__, not a bool or a float).
 int64_t int_slot(const externspec::NodePlan& plan, py::handle v, std::size_t k) {
   auto wrong = [&](const std::string& what) {

@@ -28,56 +28,28 @@ tensor into its slot, and checks int returns and list-return lengths against the
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 
-from .._generated.models import CallLayout, ExternKernelNode, ExternKernelNodes, Node
-from ..errors import CallError, ExternSpecError, SpecMismatchError
+from .._generated.models import CallLayout, ExternKernelNodes
+from ..errors import CallError, SpecMismatchError
 from ..wire import loads, model_or_document
-from . import op_policy, same_argument, torch_types
+from . import op_policy, torch_types
 from .call_layout import LayoutChoice, call_layout_option, planned_layout
-from .layout import FillKind, NodeLayout, OutKind, _check_guards, _given, _label, _layout
-from .ops import SchemaCache, _op, _torchbind_refusal
+from .layout import FillKind, OutKind
+from .ops import SchemaCache
+from .plan import CallPlan, plan_node
+
+__all__ = ["ProxyExecutor"]
 
 # The call path compares kinds with module globals (one dict lookup, no class attribute lookup).
 _TENSOR, _WRAPPED, _TENSORS = FillKind.TENSOR, FillKind.WRAPPED, FillKind.TENSORS
 _OPT_TENSORS, _INT, _INTS = FillKind.OPT_TENSORS, FillKind.INT, FillKind.INTS
 _OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_INT = OutKind.TENSOR, OutKind.TENSORS, OutKind.OPT_TENSOR, OutKind.INT
-
-
-class _Fill(NamedTuple):
-    """One dynamic argument: where it goes (position or keyword) and the array range it reads."""
-
-    positional: bool
-    key: Any  # position or keyword name
-    kind: FillKind
-    start: int
-    stop: int
-    pattern: tuple[bool, ...] = ()  # _OPT_TENSORS: True where a tensor slot is consumed
-
-
-
-@dataclasses.dataclass
-class CallPlan:
-    """Everything one call needs, computed at load: `pos`/`kwargs` hold the static values."""
-
-    op: torch._ops.OpOverload
-    call: Any  # the op's C++ callable (skips OpOverload.__call__'s Python frame)
-    label: str
-    pos: list[Any]
-    kwargs: dict[str, Any]
-    fills: tuple[_Fill, ...]
-    fill_names: tuple[str, ...]  # the argument each fill reads, for error messages
-    num_ints: int
-    num_tensors: int
-    layout: NodeLayout
-    single_return: bool
-    single_tensor_slot: int  # the output slot when the op returns exactly one Tensor, else -1
 
 
 class ProxyExecutor:
@@ -113,11 +85,11 @@ class ProxyExecutor:
         cache = SchemaCache()
         choice = LayoutChoice(planned_layout(spec.schema_version, spec.call_layout, option))
         plan_as = choice.layout or CallLayout.OMITTED_DEFAULTS_PASSED
-        self.plans = [_plan_node(i, n, cache, plan_as, allowed, self.device) for i, n in enumerate(spec.nodes)]
+        self.plans = [plan_node(i, n, cache, plan_as, allowed, self.device) for i, n in enumerate(spec.nodes)]
         if choice.layout is None:  # "auto": the other candidate, only where the two differ
             for i, plan in enumerate(self.plans):
                 if plan.layout.passed_ints:
-                    other = _plan_node(i, spec.nodes[i], cache, CallLayout.NODE_ARGUMENTS, allowed, self.device)
+                    other = plan_node(i, spec.nodes[i], cache, CallLayout.NODE_ARGUMENTS, allowed, self.device)
                     choice.candidates[i] = {plan_as: plan, CallLayout.NODE_ARGUMENTS: other}
         if call_lengths is not None:
             choice.decide_at_load(self.plans, call_lengths)
@@ -141,7 +113,8 @@ class ProxyExecutor:
             plan = self.plans[index]
         except (IndexError, TypeError):
             raise CallError(f"extern node index {index!r} out of range: the spec has {len(self.plans)} nodes") from None
-        if len(tensor_args) != plan.num_tensors or len(int_args) != plan.num_ints or not isinstance(tensor_args, list):
+        if (len(tensor_args) != plan.num_tensors or len(int_args) != plan.num_ints or plan.layout_undecided
+                or not isinstance(tensor_args, list)):
             if not isinstance(tensor_args, list):
                 raise CallError(f"{plan.label}: tensor_args must be a list (output tensors are stored into it), "
                                 f"got {type(tensor_args).__name__}")
@@ -284,124 +257,3 @@ def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_
             raise CallError(
                 f"{plan.label}: int return {i} is {r}, but the caller expects {int_args[slot]} "
                 f"(int_args[{slot}]); the compiled code specialized on that value")
-
-
-# ----------------------------------------------------------------------------------------------
-# Load: validation and planning
-
-
-def _plan_node(index: int, node: ExternKernelNode, cache: SchemaCache, call_layout: CallLayout,
-               allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
-    """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
-    try:
-        return _plan(index, _label(index, node.name, node.node.target), node.node, cache,
-                     call_layout == CallLayout.OMITTED_DEFAULTS_PASSED, allowed, device)
-    except ExternSpecError as exc:
-        exc.node = index
-        raise
-
-
-def _plan(index: int, label: str, node: Node, cache: SchemaCache, defaults_passed: bool,
-          allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
-    """The layout, then what a call needs besides: the op policy's verdict, the static values
-    decoded, each dynamic argument's place in the op's positional or keyword arguments, and the
-    op policy's checks of the call's ints where it has some."""
-    if node.target == "call_torchbind":
-        raise SpecMismatchError(_torchbind_refusal(label))
-    op, schema = _op(label, node, cache)
-    qualified = f"{op._schema.name}.{op._overloadname}"
-    reason = op_policy.denial(qualified, allow_ops)
-    if reason is not None:
-        raise SpecMismatchError(op_policy.denied_message(label, qualified, reason))
-    exported = cache.export_schema(label, node)
-    given = _given(label, node, schema, exported)
-    _check_guards(label, qualified, schema, given)
-    layout = _layout(label, node, schema, exported, given, defaults_passed, device)
-
-    pos: list[Any] = []
-    pos_default: list[bool] = []
-    kwargs: dict[str, Any] = {}
-    fills: list[_Fill] = []
-    fill_names: list[str] = []
-    places: dict[str, tuple[int | str | None, Any]] = {}  # argument -> (position or keyword, static value)
-    by_keyword = False  # once an argument is omitted, later positional ones go by keyword
-    for p, placed in zip(schema.params, layout.args, strict=True):
-        if placed.arg is None:
-            by_keyword = by_keyword or not p.kwarg_only
-            places[p.name] = (None, p.default_value)
-            continue
-        positional = not p.kwarg_only and not by_keyword
-        key: Any = len(pos) if positional else p.name
-        value = placed.value
-        is_default = False
-        if placed.read is not None:
-            fills.append(_Fill(positional, key, placed.read, placed.start, placed.stop, placed.pattern))
-            fill_names.append(p.name)
-        else:
-            # A device equal to the op's default still passes: the runtime device replaces it.
-            is_default = (p.default_arg is not None and same_argument(placed.arg, p.default_arg)
-                          and not (device is not None and placed.arg.type == "as_device"))
-        places[p.name] = (key, value)
-        if positional:
-            pos.append(value)
-            pos_default.append(is_default)
-        elif not is_default:
-            # Keywords cost a few µs per call: one that restates the op's own default is left out.
-            kwargs[p.name] = value
-    while pos_default and pos_default[-1]:  # likewise trailing positional defaults
-        pos_default.pop()
-        pos.pop()
-
-    outputs = layout.outputs
-    return CallPlan(
-        op=op, call=_checked(index, label, op._op, qualified, places, len(pos), kwargs), label=label, pos=pos,
-        kwargs=kwargs, fills=tuple(fills), fill_names=tuple(fill_names),
-        num_ints=layout.int_inputs + layout.int_outputs, num_tensors=layout.tensor_inputs + layout.tensor_outputs,
-        layout=layout, single_return=len(schema.returns) == 1,
-        single_tensor_slot=outputs[0].slot if len(outputs) == 1 and outputs[0].kind == _OUT_TENSOR else -1,
-    )
-
-
-_Reader = Callable[[tuple[Any, ...], dict[str, Any]], Any]
-
-
-def _reader(label: str, places: dict[str, tuple[int | str | None, Any]], name: str, num_pos: int,
-            kwargs: dict[str, Any]) -> _Reader:
-    """How a call's argument `name` is read from the op's positional and keyword arguments (its
-    static value when the plan leaves it out as the op's default)."""
-    if name not in places:
-        raise SpecMismatchError(f"{label}: the op policy checks argument `{name}`, which the runtime op schema "
-                                "does not have")
-    key, static = places[name]
-    if isinstance(key, int) and key < num_pos:
-        return lambda pos, kw: pos[key]
-    if isinstance(key, str) and key in kwargs:
-        return lambda pos, kw: kw[key]
-    return lambda pos, kw: static
-
-
-def _checked(index: int, label: str, call: Any, qualified: str, places: dict[str, tuple[int | str | None, Any]],
-             num_pos: int, kwargs: dict[str, Any]) -> Any:
-    """`call` (the op's callable) behind the op policy's checks of its ints (`ES_CHECK`), for the
-    ops that have some; the other ops get `call` itself, so their calls do not pay for them. A value
-    that breaks one is a CallError naming the node, the op and the argument, and the kernel is not
-    called. `places`, `num_pos`, `kwargs`: where the plan puts each argument."""
-    checks = tuple((c, _reader(label, places, c.arg, num_pos, kwargs),
-                    _reader(label, places, c.tensor, num_pos, kwargs) if c.tensor else None)
-                   for c in op_policy.checks(qualified))
-    if not checks:
-        return call
-
-    def checked(*pos: Any, **kwargs: Any) -> Any:
-        for check, read_arg, read_tensor in checks:
-            value = read_arg(pos, kwargs)
-            if value is None:
-                continue
-            tensor = read_tensor(pos, kwargs) if read_tensor is not None else None
-            rank = tensor.dim() if isinstance(tensor, torch.Tensor) else 0
-            problem = check.problem(list(value) if isinstance(value, (list, tuple)) else [value], rank)
-            if problem is not None:
-                raise CallError(op_policy.check_message(label, check, value, problem), node=index)
-        return call(*pos, **kwargs)
-
-    return checked
