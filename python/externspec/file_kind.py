@@ -1,11 +1,11 @@
 """What a file is, for the readers of AOTInductor packages: a package, or something a user may take
 for one (pytorch#172004: an ExportedProgram fed to a package loader failed naming a missing `.so`).
 
-One table (`KINDS`) holds each kind's description and what to do; `read_package`, every command
-that opens an archive and the C++ runner (`aoti_package/file_kind.cpp`, the same names and words,
-held to this table by tests/aoti/test_file_kind.py) decide the kind from the member names alone
-(`archive_kind`), before any member is read, and put it in the error's record (`PackageError.kind`,
-the command line's `kind`), never only in its sentence.
+One table, `include/externspec/torch/file_kinds.def`, holds each kind's member patterns, its
+description and what to do; this module and the C++ runner (`aoti_package/file_kind.cpp`, which
+#includes the same file) read it. `read_package`, every command that opens an archive and the runner
+decide the kind from the member names alone (`archive_kind`), before any member is read, and put it
+in the error's record (`PackageError.kind`, the command line's `kind`), never only in its sentence.
 """
 
 from __future__ import annotations
@@ -13,33 +13,22 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 
-COMPILE = "torch._inductor.aoti_compile_and_package"
+from ._def_file import TORCH_DEF_DIR, entries
 
-# A package's compiled models: the library (or, compiled with `package_cpp_only`, its source) in
-# `<package>/data/aotinductor/<model>/`, with the extern-kernel file beside it when the model makes
-# extern calls (torch 2.15's default mode makes none for most models and writes no such file).
-MODEL_MEMBERS = ("*/data/aotinductor/*/*.wrapper.so", "*/data/aotinductor/*/*.wrapper.cpp",
-                 "*/data/aotinductor/*/*.wrapper.json")
+__all__ = ["KINDS", "KINDS_FILE", "MODEL_MEMBERS", "SPEC_OF_PACKAGE", "archive_kind", "describe"]
+
+KINDS_FILE = TORCH_DEF_DIR / "file_kinds.def"
+_ENTRIES = [(macro, fields) for _, macro, fields in entries(KINDS_FILE)]
+
+# (kind, member pattern), in the order they decide: the first that matches a member names the kind.
+_MEMBER_KINDS = tuple((fields[0], fields[1]) for macro, fields in _ENTRIES if macro == "ES_KIND_MEMBER")
+
+# A package's compiled models: the library, its source or the extern-kernel file beside them.
+MODEL_MEMBERS = tuple(pattern for kind, pattern in _MEMBER_KINDS if kind == "aoti_package")
 
 # kind -> (what the file is, what to do). `aoti_package` is the one kind a package reader accepts.
-KINDS: dict[str, tuple[str, str]] = {
-    "aoti_package": ("an AOTInductor package", ""),
-    "exported_program": (
-        "an ExportedProgram saved by torch.export.save, not an AOTInductor package",
-        f"compile it into one with {COMPILE}(torch.export.load(path), package_path=...)"),
-    "torchscript": (
-        "a TorchScript archive (torch.jit.save), not an AOTInductor package",
-        f"export the model with torch.export.export and compile it with {COMPILE}"),
-    "torch_save": (
-        "a file saved by torch.save, not an AOTInductor package",
-        f"export the model with torch.export.export and compile it with {COMPILE}"),
-    "other_zip": (
-        "a zip archive that is not an AOTInductor package (it has no */data/aotinductor/*/*.wrapper.so)",
-        f"a package is the file {COMPILE} writes"),
-    "not_zip": (
-        "not a zip archive (a .pt2 file is one): truncated or not a .pt2",
-        f"a package is the file {COMPILE} writes"),
-}
+KINDS: dict[str, tuple[str, str]] = {fields[0]: (fields[1], fields[2]) for macro, fields in _ENTRIES
+                                     if macro == "ES_FILE_KIND"}
 
 
 # Where a package goes instead of an executor that takes a spec (both executors say it).
@@ -50,18 +39,9 @@ SPEC_OF_PACKAGE = ("run a package with es.cpp.AOTIRunner(path), or read its spec
 def archive_kind(names: Iterable[str]) -> str:
     """The kind of a zip archive with these member names (a key of `KINDS`, never `not_zip`)."""
     names = list(names)
-
-    def has(pattern: str) -> bool:
-        return any(fnmatch.fnmatchcase(n, pattern) for n in names)
-
-    if any(has(p) for p in MODEL_MEMBERS):
-        return "aoti_package"
-    if has("*/models/*.json"):
-        return "exported_program"
-    if has("*/code/*") or has("*/constants.pkl"):
-        return "torchscript"
-    if has("*/data.pkl"):
-        return "torch_save"
+    for kind, pattern in _MEMBER_KINDS:
+        if any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            return kind
     return "other_zip"
 
 

@@ -23,6 +23,7 @@ import torch
 
 from .._generated.models import Argument, CallLayout, Node
 from ..errors import ExternSpecError, SpecMismatchError, UnsupportedError
+from ..messages import message
 from . import WRAPPED_NUMBERS_KEY, SlotKind, accepts, return_slots, slot_kind, torch_types
 from .ops import Param, SchemaCache, SchemaFacts, node_op, torchbind_refusal
 
@@ -202,16 +203,13 @@ def given_inputs(label: str, node: Node, schema: SchemaFacts, exported: SchemaFa
     for named in node.inputs:
         name = named.name
         if name in given:
-            raise SpecMismatchError(f"{label}: argument `{name}` is given twice")
+            raise SpecMismatchError(message("ARGUMENT_GIVEN_TWICE", label=label, name=name))
         if name not in position:
-            was = f" (type `{exported_args[name].at}` at export)" if name in exported_args else ""
-            raise SpecMismatchError(
-                f"{label}: argument `{name}` ({named.arg.type}){was} is not in the runtime op schema "
-                f"`{schema.text}`; it was removed or renamed")
+            was = message("TYPE_AT_EXPORT", type=exported_args[name].at) if name in exported_args else ""
+            raise SpecMismatchError(message("ARGUMENT_NOT_IN_SCHEMA", label=label, name=name, member=named.arg.type,
+                                            was=was, schema=schema.text))
         if position[name] < last:
-            raise SpecMismatchError(
-                f"{label}: argument `{name}` comes after `{params[last].name}` in the spec but before it in "
-                f"the op schema; the flat arrays are laid out in schema order, so this spec is ambiguous")
+            raise SpecMismatchError(message("ARGUMENT_OUT_OF_ORDER", label=label, name=name, before=params[last].name))
         last = position[name]
         given[name] = named.arg
     return given
@@ -243,15 +241,12 @@ def _place(p: Param, arg: Argument, given: bool, wrapped: bool, n_tensors: int, 
 def _check_omitted(label: str, p: Param, exported: Param | None) -> None:
     if not p.has_default:
         added = " (added to the op after export?)" if exported is None else ""
-        raise SpecMismatchError(
-            f"{label}: argument `{p.name}` of type `{p.at}` has no default in the runtime op schema and the spec "
-            f"does not give it{added}")
+        raise SpecMismatchError(message("ARGUMENT_WITHOUT_DEFAULT", label=label, name=p.name, type=p.at, added=added))
     if exported is not None and exported.has_default:
         before, now = exported.default_value, p.default_value
         if before != now or exported.at != p.at:
-            raise SpecMismatchError(
-                f"{label}: argument `{p.name}` was omitted as equal to its default `{before}` "
-                f"(type `{exported.at}`) at export, but the runtime default is `{now}` (type `{p.at}`)")
+            raise SpecMismatchError(message("DEFAULT_CHANGED", label=label, name=p.name, before=before,
+                                            before_type=exported.at, now=now, now_type=p.at))
 
 
 def _passed_default(label: str, p: Param) -> Argument:
@@ -270,14 +265,13 @@ def _check_member(label: str, p: Param, arg: Argument, exported: Param | None) -
     at = p.at
     member = arg.type
     if not at.supported and member != "as_none":
-        raise SpecMismatchError(
-            f"{label}: argument `{p.name}` has runtime type `{at}`, which the extern-kernel ABI cannot carry")
+        raise SpecMismatchError(message("TYPE_NOT_CARRIED", label=label, name=p.name, type=at))
     if accepts(at, member):
         return
-    was = f"type `{exported.at}` at export, " if exported is not None else ""
+    was = message("TYPE_WAS_AT_EXPORT", type=exported.at) if exported is not None else ""
     want = ", ".join([*at.members, "as_none"] if at.optional else list(at.members))
-    raise SpecMismatchError(
-        f"{label}: argument `{p.name}` is `{member}` in the spec ({was}runtime type `{at}` accepts {want})")
+    raise SpecMismatchError(message("MEMBER_NOT_ACCEPTED", label=label, name=p.name, member=member, was=was, type=at,
+                                    accepted=want))
 
 
 def _static_value(label: str, p: Param, arg: Argument, device: torch.device | None) -> Any:

@@ -37,6 +37,7 @@ import torch
 
 from .._generated.models import CallLayout, ExternKernelNodes
 from ..errors import CallError, SpecMismatchError
+from ..messages import message
 from ..wire import loads, model_or_document
 from . import op_policy, torch_types
 from .call_layout import LayoutChoice, call_layout_option, planned_layout
@@ -112,21 +113,20 @@ class ProxyExecutor:
                 raise IndexError
             plan = self.plans[index]
         except (IndexError, TypeError):
-            raise CallError(f"extern node index {index!r} out of range: the spec has {len(self.plans)} nodes") from None
+            raise CallError(message("NODE_INDEX_OUT_OF_RANGE", index=repr(index), count=len(self.plans))) from None
         if (len(tensor_args) != plan.num_tensors or len(int_args) != plan.num_ints or plan.layout_undecided
                 or not isinstance(tensor_args, list)):
             if not isinstance(tensor_args, list):
-                raise CallError(f"{plan.label}: tensor_args must be a list (output tensors are stored into it), "
-                                f"got {type(tensor_args).__name__}")
+                raise CallError(message("TENSOR_ARGS_NOT_A_LIST", label=plan.label, type=type(tensor_args).__name__))
             # A node with two candidate layouts: the call's lengths pick one (or raise naming both).
             plan = self._choice.resolve(index, len(int_args), len(tensor_args), self.plans)
             if plan is None:
                 plan = self.plans[index]
                 layout = plan.layout
-                raise CallError(
-                    f"{plan.label}: expected {layout.tensor_inputs} input + {layout.tensor_outputs} output tensor "
-                    f"slots and {layout.int_inputs} input + {layout.int_outputs} int-return slots, got "
-                    f"{len(tensor_args)} tensors and {len(int_args)} ints")
+                raise CallError(message(
+                    "CALL_LENGTHS", label=plan.label, tensor_inputs=layout.tensor_inputs,
+                    tensor_outputs=layout.tensor_outputs, int_inputs=layout.int_inputs, int_outputs=layout.int_outputs,
+                    num_tensors=len(tensor_args), num_ints=len(int_args)))
         try:  # free when nothing is raised (3.11 zero-cost exceptions)
             pos = plan.pos[:]
             kwargs = plan.kwargs.copy() if plan.kwargs else None
@@ -175,7 +175,7 @@ class ProxyExecutor:
             # (a 5000-digit int reaches the kernel as an int and fails there with a ValueError).
             wrong = _wrong_element(plan, int_args, tensor_args)
             if wrong is not None:
-                raise CallError(f"{plan.label}: {wrong}") from exc
+                raise CallError(wrong) from exc
             exc.add_note(f"externspec: raised by the kernel of {plan.label}")  # the kernel's own error, as is
             raise
         slot = plan.single_tensor_slot
@@ -202,35 +202,39 @@ def _wrong_element(plan: CallPlan, int_args: Sequence[int], tensor_args: list[An
     """The first slot holding the wrong kind of value, or None when every element has the kind the
     plan reads. A tensor slot takes a Tensor (not a number the dispatcher would wrap); an int slot
     takes an int in int64 range (anything with __index__, not a bool or a float). The C++ binding
-    (cpp/csrc/python/module.cpp) applies the same rule with the same words."""
+    (cpp/csrc/python/module.cpp) applies the same rule with the same messages (messages.def)."""
     for (_, _, kind, start, stop, _pattern), name in zip(plan.fills, plan.fill_names, strict=True):
+        owner = message("SLOT_OF_ARGUMENT", name=name)
         for k in range(start, stop):
             if kind in (_TENSOR, _TENSORS, _OPT_TENSORS, _WRAPPED):
                 t = tensor_args[k]
                 if not isinstance(t, torch.Tensor):
-                    return f"tensor_args[{k}] (argument `{name}`) should be a Tensor, got {type(t).__name__}"
-            elif (wrong := _not_an_int64(int_args[k])) is not None:
-                return f"int_args[{k}] (argument `{name}`) {wrong}"
+                    return message("TENSOR_SLOT_NOT_A_TENSOR", label=plan.label, slot=k, owner=owner,
+                                   type=type(t).__name__)
+            elif (wrong := _not_an_int64(plan.label, int_args, k, owner)) is not None:
+                return wrong
     for i, (out_kind, slot, _) in enumerate(plan.layout.outputs):
-        if out_kind == _OUT_INT and (wrong := _not_an_int64(int_args[slot])) is not None:
-            return f"int_args[{slot}] (int return {i}) {wrong}"
+        owner = message("SLOT_OF_INT_RETURN", index=i)
+        if out_kind == _OUT_INT and (wrong := _not_an_int64(plan.label, int_args, slot, owner)) is not None:
+            return wrong
     return None
 
 
-def _not_an_int64(v: Any) -> str | None:
+def _not_an_int64(label: str, int_args: Sequence[int], k: int, owner: str) -> str | None:
+    v = int_args[k]
     try:
         i = None if isinstance(v, bool) else operator.index(v)
     except TypeError:
         i = None
     if i is None:
-        return f"should be an int, got {type(v).__name__}"
-    return None if -(2**63) <= i < 2**63 else "does not fit in int64"
+        return message("INT_SLOT_NOT_AN_INT", label=label, slot=k, owner=owner, type=type(v).__name__)
+    return None if -(2**63) <= i < 2**63 else message("INT_SLOT_NOT_INT64", label=label, slot=k, owner=owner)
 
 
 def _check_elements(plan: CallPlan, int_args: Sequence[int], tensor_args: list[Any]) -> None:
     wrong = _wrong_element(plan, int_args, tensor_args)
     if wrong is not None:
-        raise CallError(f"{plan.label}: {wrong}")
+        raise CallError(wrong)
 
 
 def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_args: list[Any]) -> None:
@@ -238,22 +242,20 @@ def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_
         r = result[i]
         if kind == _OUT_TENSOR:
             if not isinstance(r, torch.Tensor):
-                raise CallError(f"{plan.label}: return {i} should be a Tensor, the op returned {type(r).__name__}")
+                raise CallError(message("RETURN_NOT_A_TENSOR", label=plan.label, index=i, type=type(r).__name__))
             tensor_args[slot] = r
         elif kind == _OUT_TENSORS:
             if len(r) != extra:
-                raise CallError(
-                    f"{plan.label}: return {i} is a list of {len(r)} tensors, but the spec has {extra} output slots")
+                raise CallError(message("RETURN_LIST_LENGTH", label=plan.label, index=i, count=len(r), slots=extra))
             tensor_args[slot:slot + extra] = r
         elif kind == _OUT_OPT_TENSOR:
             if (r is None) != (extra == 0):
-                raise CallError(
-                    f"{plan.label}: return {i} was {'None' if extra == 0 else 'a Tensor'} at export, "
-                    f"the op returned {'None' if r is None else 'a Tensor'}")
+                raise CallError(message("RETURN_NONE_CHANGED", label=plan.label, index=i,
+                                        exported="None" if extra == 0 else "a Tensor",
+                                        returned="None" if r is None else "a Tensor"))
             if extra:
                 tensor_args[slot] = r
         elif kind == _OUT_INT and (type(int_args[slot]) is not int or r != int_args[slot]):
             _check_elements(plan, int_args, tensor_args)
-            raise CallError(
-                f"{plan.label}: int return {i} is {r}, but the caller expects {int_args[slot]} "
-                f"(int_args[{slot}]); the compiled code specialized on that value")
+            raise CallError(message("INT_RETURN_CHANGED", label=plan.label, index=i, value=r,
+                                    expected=int_args[slot], slot=slot))

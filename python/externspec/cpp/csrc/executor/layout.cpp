@@ -11,6 +11,7 @@
 #include <utility>
 
 #include <externspec/torch/errors.h>
+#include <externspec/torch/messages.h>
 
 #include "executor/abi.h"
 #include "executor/op_policy.h"
@@ -187,18 +188,21 @@ c10::IValue place(const std::string& label, const c10::Argument& p, const ArgTyp
 
 void check_omitted(const std::string& label, const c10::Argument& p, const ArgType& at, const c10::Argument* exported) {
   if (!p.default_value()) {
-    std::string added = exported == nullptr ? " (added to the op after export?)" : "";
-    throw SpecMismatchError(label + ": argument `" + p.name() + "` of type `" + at.str() +
-                            "` has no default in the runtime op schema and the spec does not give it" + added);
+    std::string added = exported == nullptr ? message(Message::ADDED_AFTER_EXPORT) : "";
+    throw SpecMismatchError(message(Message::ARGUMENT_WITHOUT_DEFAULT,
+                                    {{"label", label}, {"name", p.name()}, {"type", at.str()}, {"added", added}}));
   }
   if (exported != nullptr && exported->default_value()) {
     const auto& before = *exported->default_value();
     const auto& now = *p.default_value();
     auto before_type = arg_type(exported->real_type()).str();
     if (!(before == now) || before_type != at.str())
-      throw SpecMismatchError(label + ": argument `" + p.name() + "` was omitted as equal to its default `" +
-                              str_of(before) + "` (type `" + before_type + "`) at export, but the runtime default is `" +
-                              str_of(now) + "` (type `" + at.str() + "`)");
+      throw SpecMismatchError(message(Message::DEFAULT_CHANGED, {{"label", label},
+                                                                 {"name", p.name()},
+                                                                 {"before", str_of(before)},
+                                                                 {"before_type", before_type},
+                                                                 {"now", str_of(now)},
+                                                                 {"now_type", at.str()}}));
   }
 }
 
@@ -206,14 +210,19 @@ void check_member(const std::string& label, const c10::Argument& p, const ArgTyp
                   const c10::Argument* exported) {
   std::string_view member = arg.type();
   if (!at.supported() && member != "as_none")
-    throw SpecMismatchError(label + ": argument `" + p.name() + "` has runtime type `" + at.str() +
-                            "`, which the extern-kernel ABI cannot carry");
+    throw SpecMismatchError(
+        message(Message::TYPE_NOT_CARRIED, {{"label", label}, {"name", p.name()}, {"type", at.str()}}));
   if (at.accepts(member)) return;
-  std::string was = exported ? "type `" + arg_type(exported->real_type()).str() + "` at export, " : "";
+  std::string was =
+      exported ? message(Message::TYPE_WAS_AT_EXPORT, {{"type", arg_type(exported->real_type()).str()}}) : "";
   auto want = at.members();
   if (at.optional) want.push_back("as_none");
-  throw SpecMismatchError(label + ": argument `" + p.name() + "` is `" + std::string(member) + "` in the spec (" + was +
-                          "runtime type `" + at.str() + "` accepts " + join(want, ", ") + ")");
+  throw SpecMismatchError(message(Message::MEMBER_NOT_ACCEPTED, {{"label", label},
+                                                                 {"name", p.name()},
+                                                                 {"member", member},
+                                                                 {"was", was},
+                                                                 {"type", at.str()},
+                                                                 {"accepted", join(want, ", ")}}));
 }
 
 void place_outputs(const std::string& label, const c10::FunctionSchema& schema,
@@ -334,18 +343,20 @@ std::vector<const Argument*> given_inputs(const std::string& label, const Node& 
     const std::string& name = named.name;
     auto it = position.find(name);
     if (it != position.end() && out[it->second] != nullptr)
-      throw SpecMismatchError(label + ": argument `" + name + "` is given twice");
+      throw SpecMismatchError(message(Message::ARGUMENT_GIVEN_TWICE, {{"label", label}, {"name", name}}));
     if (it == position.end()) {
       const c10::Argument* ex = exported_arg(name);
-      std::string was = ex ? " (type `" + arg_type(ex->real_type()).str() + "` at export)" : "";
-      throw SpecMismatchError(label + ": argument `" + name + "` (" + std::string(named.arg.type()) + ")" + was +
-                              " is not in the runtime op schema `" + str_of(schema) + "`; it was removed or renamed");
+      std::string was = ex ? message(Message::TYPE_AT_EXPORT, {{"type", arg_type(ex->real_type()).str()}}) : "";
+      throw SpecMismatchError(message(Message::ARGUMENT_NOT_IN_SCHEMA, {{"label", label},
+                                                                        {"name", name},
+                                                                        {"member", named.arg.type()},
+                                                                        {"was", was},
+                                                                        {"schema", str_of(schema)}}));
     }
     auto pos = static_cast<std::ptrdiff_t>(it->second);
     if (pos < last)
-      throw SpecMismatchError(label + ": argument `" + name + "` comes after `" + params[last].name() +
-                              "` in the spec but before it in the op schema; the flat arrays are laid out in schema "
-                              "order, so this spec is ambiguous");
+      throw SpecMismatchError(message(Message::ARGUMENT_OUT_OF_ORDER,
+                                      {{"label", label}, {"name", name}, {"before", params[last].name()}}));
     last = pos;
     out[it->second] = &named.arg;
   }
