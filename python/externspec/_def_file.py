@@ -11,9 +11,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from .cpp_include import get_include
-
-TORCH_DEF_DIR = Path(get_include()) / "externspec" / "torch"
+# The installed headers' folder (`cpp_include.get_include()`), named here without importing
+# cpp_include: `import externspec` reads these files, and `python -m externspec.cpp_include` must find
+# that module not imported yet (runpy warns otherwise).
+TORCH_DEF_DIR = Path(__file__).resolve().parent / "include" / "externspec" / "torch"
 
 _ENTRY = re.compile(r"(ES_[A-Z_]+)\((.*)\)\Z")
 _FIELD = re.compile(r'\s*(?:"([^"\\]*)"|(\w+))\s*(?:,|\Z)')
