@@ -14,6 +14,7 @@ import torch
 
 from .._generated.models import CallLayout, ExternKernelNode, Node
 from ..errors import CallError, ExternSpecError, SpecMismatchError
+from ..messages import message
 from . import op_policy, same_argument
 from .layout import FillKind, NodeLayout, OutKind, given_inputs, lay_out, node_label
 from .ops import SchemaCache, node_op, torchbind_refusal
@@ -137,8 +138,7 @@ def _reader(label: str, places: dict[str, tuple[int | str | None, Any]], name: s
     """How a call's argument `name` is read from the op's positional and keyword arguments (its
     static value when the plan leaves it out as the op's default)."""
     if name not in places:
-        raise SpecMismatchError(f"{label}: the op policy checks argument `{name}`, which the runtime op schema "
-                                "does not have")
+        raise SpecMismatchError(message("POLICY_CHECKS_MISSING_ARGUMENT", label=label, name=name))
     key, static = places[name]
     if isinstance(key, int) and key < num_pos:
         return lambda pos, kw: pos[key]
