@@ -317,22 +317,19 @@ def _place_outputs(label: str, schema: SchemaFacts, exported: SchemaFacts | None
     outs = node.outputs
     runtime_types = schema.returns_text
     if exported is not None and exported.returns_text != runtime_types:
-        raise SpecMismatchError(
-            f"{label}: the op's returns changed since export: ({exported.returns_text}) at export, "
-            f"({runtime_types}) now")
+        raise SpecMismatchError(message("RETURNS_CHANGED", label=label, exported=exported.returns_text,
+                                        now=runtime_types))
     if len(outs) != len(returns):
-        raise SpecMismatchError(
-            f"{label}: the spec has {len(outs)} outputs ({', '.join(o.type for o in outs) or 'none'}) but the "
-            f"runtime op returns ({runtime_types})")
+        raise SpecMismatchError(message("OUTPUTS_COUNT", label=label, count=len(outs),
+                                        members=", ".join(o.type for o in outs) or "none", returns=runtime_types))
     placed: list[OutputSlots] = []
     n_tensors = n_ints = 0
     for i, (at, out) in enumerate(zip(returns, outs, strict=True)):
         want = at.return_member
         if want is None:
-            raise SpecMismatchError(f"{label}: return {i} has runtime type `{at}`, which the ABI cannot return")
+            raise SpecMismatchError(message("RETURN_NOT_CARRIED", label=label, index=i, type=at))
         if out.type != want:
-            raise SpecMismatchError(
-                f"{label}: output {i} is `{out.type}` in the spec, but runtime return type `{at}` is `{want}`")
+            raise SpecMismatchError(message("OUTPUT_MEMBER", label=label, index=i, member=out.type, type=at, want=want))
         kind = _RETURN_KIND[want]
         ints, tensors = return_slots(out)
         placed.append(OutputSlots(kind, i0 + n_ints if kind == OutKind.INT else t0 + n_tensors, tensors))

@@ -193,8 +193,8 @@ def _check_unique_names(spec: ExternKernelNodes) -> None:
     seen: dict[str, int] = {}
     for i, node in enumerate(spec.nodes):
         if node.name in seen:
-            raise SpecMismatchError(f"nodes {seen[node.name]} and {i} are both named `{node.name}`; node names must be "
-                                    "unique", node=i)
+            raise SpecMismatchError(message("NODE_NAME_REPEATED", first=seen[node.name], index=i, name=node.name),
+                                    node=i)
         seen[node.name] = i
 
 

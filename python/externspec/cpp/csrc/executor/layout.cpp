@@ -234,15 +234,14 @@ void place_outputs(const std::string& label, const c10::FunctionSchema& schema,
   if (exported) {
     auto export_types = return_types(exported->returns());
     if (export_types != runtime_types)
-      throw SpecMismatchError(label + ": the op's returns changed since export: (" + export_types + ") at export, (" +
-                              runtime_types + ") now");
+      throw SpecMismatchError(message(Message::RETURNS_CHANGED,
+                                      {{"label", label}, {"exported", export_types}, {"now", runtime_types}}));
   }
   if (outs.size() != returns.size()) {
     std::vector<std::string_view> members;
     for (const auto& o : outs) members.push_back(o.type());
-    throw SpecMismatchError(label + ": the spec has " + std::to_string(outs.size()) + " outputs (" +
-                            (members.empty() ? std::string("none") : join(members, ", ")) +
-                            ") but the runtime op returns (" + runtime_types + ")");
+    throw SpecMismatchError(message(Message::OUTPUTS_COUNT, {{"label", label}, {"count", std::to_string(outs.size())},
+        {"members", members.empty() ? std::string("none") : join(members, ", ")}, {"returns", runtime_types}}));
   }
   std::uint32_t t0 = static_cast<std::uint32_t>(plan.num_input_tensors), n_tensors = 0;
   std::uint32_t i0 = static_cast<std::uint32_t>(plan.num_input_ints);
@@ -250,12 +249,12 @@ void place_outputs(const std::string& label, const c10::FunctionSchema& schema,
     auto at = arg_type(returns[i].real_type());
     auto want = at.return_member();
     if (want.empty())
-      throw SpecMismatchError(label + ": return " + std::to_string(i) + " has runtime type `" + at.str() +
-                              "`, which the ABI cannot return");
+      throw SpecMismatchError(message(Message::RETURN_NOT_CARRIED,
+                                      {{"label", label}, {"index", std::to_string(i)}, {"type", at.str()}}));
     const Argument& out = outs[i];
     if (out.type() != want)
-      throw SpecMismatchError(label + ": output " + std::to_string(i) + " is `" + std::string(out.type()) +
-                              "` in the spec, but runtime return type `" + at.str() + "` is `" + std::string(want) + "`");
+      throw SpecMismatchError(message(Message::OUTPUT_MEMBER, {{"label", label}, {"index", std::to_string(i)},
+          {"member", out.type()}, {"type", at.str()}, {"want", want}}));
     switch (out.tag()) {
       case Argument::Tag::as_tensor:
         plan.outputs.push_back({OutKind::Tensor, t0 + n_tensors, 1});

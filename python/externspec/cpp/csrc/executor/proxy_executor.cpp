@@ -213,8 +213,8 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     auto [it, fresh] = seen.emplace(spec.nodes[i].name, i);
     if (!fresh) {
-      SpecMismatchError e("nodes " + std::to_string(it->second) + " and " + std::to_string(i) + " are both named `" +
-                          spec.nodes[i].name + "`; node names must be unique");
+      SpecMismatchError e(message(Message::NODE_NAME_REPEATED, {{"first", std::to_string(it->second)},
+          {"index", std::to_string(i)}, {"name", spec.nodes[i].name}}));
       e.node = i;
       throw e;
     }
