@@ -2,7 +2,7 @@
 its own, built with CMake against the runtime library es.cpp runs, so benchmark code does not ship
 in es.cpp's binding and the figures are those of the library that does.
 
-`es.cpp.cmake_dir()` is that library's CMake package: the wheel's, or the build tree of es.cpp's
+`es.cpp.runtime_cmake_dir()` is that library's CMake package: the wheel's, or the build tree of es.cpp's
 source build. The module is built as es.cpp's first use builds (externspec/cpp/_cmake.py: a cache
 folder named by a hash of what the build reads, under a lock), once per package folder (a source
 build's folder name carries its content hash), public headers, floor source, interpreter ABI and
@@ -30,7 +30,7 @@ def module() -> ModuleType:
 
     import externspec as es
 
-    package = es.cpp.cmake_dir()
+    package = es.cpp.runtime_cmake_dir()
     key = _cmake.source_hash((SOURCE, "python/externspec/include"),
                              (str(package), *_cmake.extension_abi()))
     build_dir = cache_dir() / "bench" / f"floor-{key}"

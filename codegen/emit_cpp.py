@@ -351,7 +351,7 @@ def emit_header(schema: ir.Schema) -> str:
     out += ["", "namespace detail {", ""]
     out += _emit_forward_decls(order)
     out += ["", "}  // namespace detail", "}  // namespace externspec", "",
-            '#include "detail/containers.h"', '#include "detail/codec.h"', "",
+            '#include "detail/container_codecs.h"', '#include "detail/codec.h"', "",
             "namespace externspec {", "namespace detail {", ""]
     for t in order:
         if isinstance(t, ir.Enum):

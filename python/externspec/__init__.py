@@ -30,9 +30,9 @@ from .wire import MAX_JSON_DEPTH, Limits, dump, dumps, load, loads
 
 if TYPE_CHECKING:
     from . import cpp as cpp
-    from .abi.executor import ProxyExecutor as ProxyExecutor
     from .abi.exporter import CallSite as CallSite
     from .abi.exporter import SpecBuilder as SpecBuilder
+    from .abi.proxy_executor import ProxyExecutor as ProxyExecutor
     from .cpp_include import get_include as get_include
 
 from ._version import __version__ as __version__
@@ -41,7 +41,7 @@ from ._version import __version__ as __version__
 _LAZY: dict[str, tuple[str, str | None, bool]] = {
     "SpecBuilder": (".abi.exporter", "SpecBuilder", True),
     "CallSite": (".abi.exporter", "CallSite", True),
-    "ProxyExecutor": (".abi.executor", "ProxyExecutor", True),
+    "ProxyExecutor": (".abi.proxy_executor", "ProxyExecutor", True),
     "cpp": (".cpp", None, True),
     "get_include": (".cpp_include", "get_include", False),
 }

@@ -56,7 +56,9 @@ def _installed_dir(relative: str, what: str) -> str:
 
 
 def get_cmake_dir() -> str:
-    """The directory of externspecConfig.cmake, for `-Dexternspec_DIR=` or CMAKE_PREFIX_PATH."""
+    """The installed wheel's directory of externspecConfig.cmake, for `-Dexternspec_DIR=` or
+    CMAKE_PREFIX_PATH (pybind11's name; `es.cpp.runtime_cmake_dir()` is the package of the runtime
+    library es.cpp has loaded, which in a source checkout is its build tree)."""
     return _installed_dir("share/cmake/externspec", "CMake package")
 
 

@@ -120,7 +120,7 @@ def _passed_lengths(spec: es.ExternKernelNodes) -> tuple[tuple[int, int, int], .
     if spec.schema_version is not None:
         return None
     try:
-        layout = node_layout(spec.nodes[0].node, torch_written=True)
+        layout = node_layout(spec.nodes[0].node, layout=es.CallLayout.OMITTED_DEFAULTS_PASSED)
     except es.SpecMismatchError:
         return None
     return ((0, layout.int_inputs + layout.int_outputs, layout.tensor_inputs + layout.tensor_outputs),)

@@ -48,11 +48,11 @@ def test_one_grammar_of_targets(target: str, executor: Executor) -> None:
             executor(spec)
         assert str(info.value) == f"node 0 `buf0` ({target}): {form}"
         with pytest.raises(es.SpecMismatchError) as info:
-            node_layout(node, torch_written=False)
+            node_layout(node, layout=es.CallLayout.NODE_ARGUMENTS)
         assert str(info.value) == f"node 0 ({target}): {form}"
         assert op_namespaces([node]) == {}
         return
     assert split_target(target) == parts
     assert slot_counts(executor(spec), 0) == (1, 2, 0, 0)
-    assert node_layout(node, torch_written=False).tensor_inputs == 1
+    assert node_layout(node, layout=es.CallLayout.NODE_ARGUMENTS).tensor_inputs == 1
     assert op_namespaces([node]) == {"aten": True}

@@ -116,9 +116,9 @@ def test_without_torch_the_torch_parts_say_so() -> None:
 
 
 def test_with_torch_the_lazy_names_are_the_real_ones() -> None:
-    from externspec.abi import executor, exporter
+    from externspec.abi import exporter, proxy_executor
 
-    assert es.SpecBuilder is exporter.SpecBuilder and es.ProxyExecutor is executor.ProxyExecutor
+    assert es.SpecBuilder is exporter.SpecBuilder and es.ProxyExecutor is proxy_executor.ProxyExecutor
     assert {"SpecBuilder", "ProxyExecutor", "CallSite", "cpp"} <= set(dir(es))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         es.nope  # noqa: B018

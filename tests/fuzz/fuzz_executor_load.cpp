@@ -11,8 +11,8 @@
 // externspec::Error (DecodeError, VersionError, SpecMismatchError, UnsupportedError, ...) escaping
 // the constructor (in Python that would surface as a RuntimeError, not an externspec error), or a
 // UnionAccessError (the executor read a union member without checking which one is set). Nodes
-// whose plan is built are checked for consistency: the plan's slot counts are not negative (but for
-// the -1 lengths of a node whose call layout is undecided, proxy_executor.h).
+// whose plan is built are checked for consistency: the plan's slot counts are not negative, and a
+// node whose call layout is undecided (`layout_undecided`) has lengths like any other.
 #include <externspec/torch/proxy_executor.h>
 
 #include <cstdint>
@@ -27,17 +27,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     externspec::ProxyExecutor executor(json);
     for (std::size_t i = 0; i < executor.size(); ++i) {
       const externspec::NodePlan& plan = executor.plan(i);
-      // A node with two call layouts in a torch-written file whose layout is undecided has no lengths
-      // of its own yet (both -1, proxy_executor.h); its inputs are still counted.
-      bool undecided = !executor.call_layout() && plan.num_ints == -1 && plan.num_tensors == -1;
-      if (undecided) {
-        if (plan.num_input_ints < 0 || plan.num_input_tensors < 0 ||
-            plan.stack.size() != plan.schema().arguments().size()) {
-          std::fprintf(stderr, "inconsistent undecided plan for node %zu (%s)\n", i, plan.label.c_str());
-          std::abort();
-        }
-        continue;
-      }
       if (plan.num_ints < plan.num_input_ints || plan.num_tensors < plan.num_input_tensors ||
           plan.num_input_ints < 0 || plan.num_input_tensors < 0 ||
           plan.stack.size() != plan.schema().arguments().size()) {

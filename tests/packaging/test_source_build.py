@@ -66,7 +66,7 @@ def test_a_checkout_builds_the_binding_that_cmakelists_describes() -> None:
 
 
 @pytest.mark.slow
-def test_cmake_dir_finds_the_runtime_library_es_cpp_has_loaded(tmp_path: Path) -> None:
+def test_runtime_cmake_dir_finds_the_runtime_library_es_cpp_has_loaded(tmp_path: Path) -> None:
     from torch.utils import cmake_prefix_path
 
     cpp.extension()
@@ -76,7 +76,7 @@ def test_cmake_dir_finds_the_runtime_library_es_cpp_has_loaded(tmp_path: Path) -
         "get_target_property(location externspec::runtime IMPORTED_LOCATION_RELEASE)\n"
         'message(STATUS "runtime=${location}")\n')
     out = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build"),
-                          f"-Dexternspec_DIR={cpp.cmake_dir()}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}"],
+                          f"-Dexternspec_DIR={cpp.runtime_cmake_dir()}", f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     location = Path(out.stdout.split("-- runtime=")[1].splitlines()[0])

@@ -25,7 +25,7 @@ CPP = {".h", ".hpp", ".cpp", ".cc", ".cu", ".inc"}
 
 # Functions allowed over MAX_FUNCTION_LINES: "path::qualified name" -> why.
 ALLOWED = {
-    "python/externspec/abi/executor.py::ProxyExecutor.call_function":
+    "python/externspec/abi/proxy_executor.py::ProxyExecutor.call_function":
         "the call hot path: every extern call of a model runs it, inlined so a call makes no extra Python "
         "frame per argument (docs/performance.md)",
     "python/externspec/cpp/csrc/aoti_runner/input_checks.cpp::InputChecks::check":
@@ -139,7 +139,7 @@ def test_the_scan_reads_the_tree() -> None:
     """The globs find both languages, the generated header is left out, and the C++ scan finds
     functions where they are (a method in a class, a free function in a namespace, a template)."""
     names = {_name(p) for p in SOURCES}
-    assert {"python/externspec/abi/executor.py", "codegen/emit_cpp.py",
+    assert {"python/externspec/abi/proxy_executor.py", "codegen/emit_cpp.py",
             "python/externspec/include/externspec/wire.h"} <= names
     assert "python/externspec/include/externspec/externspec.h" not in names
     assert not any("_generated" in n for n in names)

@@ -17,6 +17,9 @@ from typing import Any
 
 from .._generated.models import CallLayout
 from ..errors import CallError, SpecMismatchError
+from ..messages import message
+
+__all__ = ["LayoutChoice", "call_layout_option", "planned_layout"]
 
 
 def call_layout_option(value: CallLayout | str) -> CallLayout | None:
@@ -41,15 +44,14 @@ def planned_layout(schema_version: Any, stated: CallLayout | None, option: CallL
         return option
     layout = stated if stated is not None else CallLayout.NODE_ARGUMENTS
     if option is not None and option != layout:
-        why = ("it states call_layout " + layout.name if stated is not None else
-               "it has a schema_version and states no call_layout: its nodes name every argument their arrays carry")
-        raise SpecMismatchError(f"the call_layout option is {option.name}, but the spec is laid out {layout.name} "
-                                f"({why})")
+        why = (message("CALL_LAYOUT_STATED", layout=layout.name) if stated is not None else
+               message("CALL_LAYOUT_VERSIONED"))
+        raise SpecMismatchError(message("CALL_LAYOUT_OPTION_CONFLICT", option=option.name, layout=layout.name, why=why))
     return layout
 
 
 def _lengths(plan: Any) -> str:
-    return f"{plan.num_tensors} tensors and {plan.num_ints} ints"
+    return message("CALL_LENGTHS_PAIR", num_tensors=plan.num_tensors, num_ints=plan.num_ints)
 
 
 class LayoutChoice:
@@ -58,7 +60,7 @@ class LayoutChoice:
 
     def __init__(self, layout: CallLayout | None):
         self.layout = layout
-        self.decided_by = "the call_layout option" if layout is not None else ""
+        self.decided_by = message("DECIDED_BY_OPTION") if layout is not None else ""
         self.candidates: dict[int, dict[CallLayout, Any]] = {}
 
     def _matching(self, index: int, num_ints: int, num_tensors: int) -> CallLayout | None:
@@ -70,12 +72,12 @@ class LayoutChoice:
         both = self.candidates[index]
         label = both[CallLayout.NODE_ARGUMENTS].label
         if matched is None:
-            layouts = "; ".join(f"{layout.name}: {_lengths(p)}" for layout, p in sorted(both.items()))
-            return f"{label}: {passes}, which match neither of its call layouts ({layouts})"
+            return message("CALL_MATCHES_NO_LAYOUT", label=label, passes=passes,
+                           node_arguments=_lengths(both[CallLayout.NODE_ARGUMENTS]),
+                           defaults_passed=_lengths(both[CallLayout.OMITTED_DEFAULTS_PASSED]))
         assert self.layout is not None
-        return (f"{label}: {passes}, its {matched.name} layout, but this package's calls are laid out "
-                f"{self.layout.name} (decided by {self.decided_by}; {_lengths(both[self.layout])} here): "
-                "a package has one call layout")
+        return message("CALL_OTHER_LAYOUT", label=label, passes=passes, matched=matched.name, layout=self.layout.name,
+                       decided_by=self.decided_by, lengths=_lengths(both[self.layout]))
 
     def _decide(self, index: int, layout: CallLayout, by: str) -> bool:
         """Lock `layout` (False when another one is locked already)."""
@@ -90,24 +92,24 @@ class LayoutChoice:
         SpecMismatchError naming the node when a call matches no plan."""
         for index, num_ints, num_tensors in calls:
             if not 0 <= index < len(plans):
-                raise SpecMismatchError(f"the package's wrapper calls extern node {index}, but the spec has "
-                                        f"{len(plans)} nodes")
-            passes = f"its call in the package's wrapper passes {num_tensors} tensors and {num_ints} ints"
+                raise SpecMismatchError(message("WRAPPER_CALLS_NO_NODE", index=index, count=len(plans)))
+            passes = message("WRAPPER_CALL_PASSES", num_tensors=num_tensors, num_ints=num_ints)
             if index not in self.candidates:
                 plan = plans[index]
                 if plan.num_ints != num_ints or plan.num_tensors != num_tensors:
-                    raise SpecMismatchError(f"{plan.label}: {passes}, but its plan takes {_lengths(plan)}", node=index)
+                    raise SpecMismatchError(message("CALL_PLAN_TAKES", label=plan.label, passes=passes,
+                                                    lengths=_lengths(plan)), node=index)
                 continue
             matched = self._matching(index, num_ints, num_tensors)
-            if matched is None or not self._decide(index, matched, f"the wrapper's call of node {index}"):
+            if matched is None or not self._decide(index, matched, message("DECIDED_BY_WRAPPER", index=index)):
                 raise SpecMismatchError(self._refusal(index, passes, matched), node=index)
 
     def apply(self, plans: list[Any]) -> None:
-        """Each node with candidates gets the decided one's plan, or (undecided) a plan no call's
-        lengths match, so its calls reach `resolve` and the call path stays as it is for the rest."""
+        """Each node with candidates gets the decided one's plan, or (undecided) its NODE_ARGUMENTS
+        candidate marked `layout_undecided`, so its calls reach `resolve` until one decides."""
         for index, both in self.candidates.items():
             plans[index] = both[self.layout] if self.layout is not None else dataclasses.replace(
-                both[CallLayout.NODE_ARGUMENTS], num_ints=-1, num_tensors=-1)
+                both[CallLayout.NODE_ARGUMENTS], layout_undecided=True)
 
     def resolve(self, index: int, num_ints: int, num_tensors: int, plans: list[Any]) -> Any:
         """The plan a call of node `index` whose lengths are not its plan's runs by: None when the
@@ -116,7 +118,8 @@ class LayoutChoice:
         if index not in self.candidates:
             return None
         matched = self._matching(index, num_ints, num_tensors)
-        if matched is None or not self._decide(index, matched, f"the first call of node {index}"):
-            raise CallError(self._refusal(index, f"got {num_tensors} tensors and {num_ints} ints", matched), node=index)
+        if matched is None or not self._decide(index, matched, message("DECIDED_BY_FIRST_CALL", index=index)):
+            got = message("CALL_GOT", num_tensors=num_tensors, num_ints=num_ints)
+            raise CallError(self._refusal(index, got, matched), node=index)
         self.apply(plans)
         return plans[index]

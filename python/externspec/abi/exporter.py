@@ -195,7 +195,7 @@ class SpecBuilder:
         if facts is None:
             facts = self._facts[op] = schema_facts(op._schema)
         # The node records its export-time schema, which is `op`'s own: nothing to compare it with.
-        layout = schema_layout(op_name, node, facts, None, torch_written=False)
+        layout = schema_layout(op_name, node, facts, None, layout=CallLayout.NODE_ARGUMENTS)
         int_args, tensor_args = _call_arrays(op_name, layout, node, values)
         self._nodes.append(ExternKernelNode(name=node_name, node=node))
         return CallSite(

@@ -21,10 +21,24 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .._generated.models import Argument, Node
+from .._generated.models import Argument, CallLayout, Node
 from ..errors import ExternSpecError, SpecMismatchError, UnsupportedError
-from . import WRAPPED_NUMBERS_KEY, SlotKind, accepts, op_policy, return_slots, slot_kind, torch_types
-from .ops import SchemaCache, SchemaFacts, _op, _Param, _torchbind_refusal
+from ..messages import message
+from . import WRAPPED_NUMBERS_KEY, SlotKind, accepts, return_slots, slot_kind, torch_types
+from .ops import Param, SchemaCache, SchemaFacts, node_op, torchbind_refusal
+
+__all__ = [
+    "ArgLayout",
+    "FillKind",
+    "NodeLayout",
+    "OutKind",
+    "OutputSlots",
+    "given_inputs",
+    "lay_out",
+    "node_label",
+    "node_layout",
+    "schema_layout",
+]
 
 
 class FillKind(enum.IntEnum):
@@ -112,45 +126,46 @@ class NodeLayout:
 
 
 
-def _label(index: int, name: str | None, target: str) -> str:
+def node_label(index: int, name: str | None, target: str) -> str:
     return f"node {index} `{name}` ({target})" if name is not None else f"node {index} ({target})"
 
 
 
-def node_layout(node: Node, *, torch_written: bool, index: int = 0, name: str | None = None,
+def node_layout(node: Node, *, layout: CallLayout, index: int = 0, name: str | None = None,
                 cache: SchemaCache | None = None) -> NodeLayout:
     """How `node` sits in the arrays, by the rules both executors plan by: the op looked up, the
     node checked against its schema (not against the op policy, which decides whether it may run,
-    not where its values are). `torch_written`: the node is from a file without `schema_version`,
-    laid out OMITTED_DEFAULTS_PASSED (as torch 2.11 to 2.14's wrappers pass; a 2.15 wrapper's node
-    is `torch_written=False`'s layout, `CallLayout`). SpecMismatchError (naming node
+    not where its values are), laid out by the call `layout`: NODE_ARGUMENTS (externspec's files,
+    torch 2.15's wrappers) or OMITTED_DEFAULTS_PASSED (torch 2.11 to 2.14's wrappers, which pass each
+    omitted kwarg-only default). SpecMismatchError (naming node
     `index`, `name`) when the executors would refuse the node's layout. Pass one `cache` for the
     nodes of a document, so each op is looked up and read once."""
-    label = _label(index, node.name if name is None else name, node.target)
+    label = node_label(index, node.name if name is None else name, node.target)
     if cache is None:
         cache = SchemaCache()
     try:
         if node.target == "call_torchbind":
-            raise SpecMismatchError(_torchbind_refusal(label))
-        _, schema = _op(label, node, cache)
-        return schema_layout(label, node, schema, cache.export_schema(label, node), torch_written=torch_written)
+            raise SpecMismatchError(torchbind_refusal(label))
+        _, schema = node_op(label, node, cache)
+        return schema_layout(label, node, schema, cache.export_schema(label, node), layout=layout)
     except ExternSpecError as exc:
         exc.node = index
         raise
 
 
 def schema_layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None, *,
-                  torch_written: bool) -> NodeLayout:
+                  layout: CallLayout) -> NodeLayout:
     """`node_layout` for a caller that already holds the op's schema facts (`schema_facts`) and,
     when the node records one, its export-time schema's: the exporter lays out every call it writes
     without looking its op up again. SpecMismatchError (naming `label`) as in `node_layout`."""
-    return _layout(label, node, schema, exported, _given(label, node, schema, exported), torch_written, None)
+    return lay_out(label, node, schema, exported, given_inputs(label, node, schema, exported), layout, None)
 
 
-def _layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None,
-            given: dict[str, Argument], defaults_passed: bool, device: torch.device | None) -> NodeLayout:
-    """The layout of `node`, whose inputs by name are `given` (`_given`); `defaults_passed`: laid out
-    OMITTED_DEFAULTS_PASSED (an omitted kwarg-only argument as its default written out)."""
+def lay_out(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None,
+            given: dict[str, Argument], layout: CallLayout, device: torch.device | None) -> NodeLayout:
+    """The layout of `node`, whose inputs by name are `given` (`given_inputs`), under the call `layout`
+    (OMITTED_DEFAULTS_PASSED: an omitted kwarg-only argument as its default written out)."""
+    defaults_passed = layout == CallLayout.OMITTED_DEFAULTS_PASSED
     exported_args = exported.by_name if exported is not None else {}
     wrapped = set(filter(None, node.metadata.get(WRAPPED_NUMBERS_KEY, "").split(",")))
     args: list[ArgLayout] = []
@@ -178,7 +193,7 @@ def _layout(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts |
                       int_outputs=n_out_ints, tensor_outputs=n_out_tensors)
 
 
-def _given(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None) -> dict[str, Argument]:
+def given_inputs(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | None) -> dict[str, Argument]:
     """The node's inputs by name, each checked to be in the runtime schema, once, in schema order."""
     exported_args = exported.by_name if exported is not None else {}
     params = schema.params
@@ -188,22 +203,19 @@ def _given(label: str, node: Node, schema: SchemaFacts, exported: SchemaFacts | 
     for named in node.inputs:
         name = named.name
         if name in given:
-            raise SpecMismatchError(f"{label}: argument `{name}` is given twice")
+            raise SpecMismatchError(message("ARGUMENT_GIVEN_TWICE", label=label, name=name))
         if name not in position:
-            was = f" (type `{exported_args[name].at}` at export)" if name in exported_args else ""
-            raise SpecMismatchError(
-                f"{label}: argument `{name}` ({named.arg.type}){was} is not in the runtime op schema "
-                f"`{schema.text}`; it was removed or renamed")
+            was = message("TYPE_AT_EXPORT", type=exported_args[name].at) if name in exported_args else ""
+            raise SpecMismatchError(message("ARGUMENT_NOT_IN_SCHEMA", label=label, name=name, member=named.arg.type,
+                                            was=was, schema=schema.text))
         if position[name] < last:
-            raise SpecMismatchError(
-                f"{label}: argument `{name}` comes after `{params[last].name}` in the spec but before it in "
-                f"the op schema; the flat arrays are laid out in schema order, so this spec is ambiguous")
+            raise SpecMismatchError(message("ARGUMENT_OUT_OF_ORDER", label=label, name=name, before=params[last].name))
         last = position[name]
         given[name] = named.arg
     return given
 
 
-def _place(p: _Param, arg: Argument, given: bool, wrapped: bool, n_tensors: int, n_ints: int) -> ArgLayout:
+def _place(p: Param, arg: Argument, given: bool, wrapped: bool, n_tensors: int, n_ints: int) -> ArgLayout:
     """Argument `p`, written as `arg`, placed after `n_tensors` tensor and `n_ints` int slots."""
     member = arg.type
     kind = slot_kind(p.at, member)
@@ -226,41 +238,18 @@ def _place(p: _Param, arg: Argument, given: bool, wrapped: bool, n_tensors: int,
     return ArgLayout(p.name, kind, given, arg)
 
 
-def _check_guards(label: str, qualified: str, schema: SchemaFacts, given: dict[str, Argument]) -> None:
-    """Refuse static arguments the op policy knows crash the kernel (an omitted one is its default)."""
-    for guard in op_policy.policy().guards:
-        if not op_policy.matches(guard.op, qualified):
-            continue
-        if all(_static_is(given.get(name), schema.by_name.get(name), value) for name, value in guard.conditions):
-            said = " and ".join(f"`{name}` is {value}" for name, value in guard.conditions)
-            raise SpecMismatchError(f"{label}: refused by the executor's op policy: {said} (the kernel {guard.reason})")
-
-
-def _static_is(arg: Argument | None, p: _Param | None, value: str) -> bool:
-    if p is None:
-        return False
-    if arg is None:
-        return p.has_default and repr(p.default_value) == value
-    if value == "None":
-        return arg.type == "as_none"
-    return arg.type == "as_bool" and repr(arg.value) == value
-
-
-def _check_omitted(label: str, p: _Param, exported: _Param | None) -> None:
+def _check_omitted(label: str, p: Param, exported: Param | None) -> None:
     if not p.has_default:
         added = " (added to the op after export?)" if exported is None else ""
-        raise SpecMismatchError(
-            f"{label}: argument `{p.name}` of type `{p.at}` has no default in the runtime op schema and the spec "
-            f"does not give it{added}")
+        raise SpecMismatchError(message("ARGUMENT_WITHOUT_DEFAULT", label=label, name=p.name, type=p.at, added=added))
     if exported is not None and exported.has_default:
         before, now = exported.default_value, p.default_value
         if before != now or exported.at != p.at:
-            raise SpecMismatchError(
-                f"{label}: argument `{p.name}` was omitted as equal to its default `{before}` "
-                f"(type `{exported.at}`) at export, but the runtime default is `{now}` (type `{p.at}`)")
+            raise SpecMismatchError(message("DEFAULT_CHANGED", label=label, name=p.name, before=before,
+                                            before_type=exported.at, now=now, now_type=p.at))
 
 
-def _passed_default(label: str, p: _Param) -> Argument:
+def _passed_default(label: str, p: Param) -> Argument:
     """The Argument torch 2.11 to 2.14's wrappers pass for kwarg-only `p`, omitted from its file: the schema
     default, laid out in the arrays as a written argument (docs/torch-compat.md, "Omitted kwarg-only
     defaults")."""
@@ -272,21 +261,20 @@ def _passed_default(label: str, p: _Param) -> Argument:
     return p.default_arg
 
 
-def _check_member(label: str, p: _Param, arg: Argument, exported: _Param | None) -> None:
+def _check_member(label: str, p: Param, arg: Argument, exported: Param | None) -> None:
     at = p.at
     member = arg.type
     if not at.supported and member != "as_none":
-        raise SpecMismatchError(
-            f"{label}: argument `{p.name}` has runtime type `{at}`, which the extern-kernel ABI cannot carry")
+        raise SpecMismatchError(message("TYPE_NOT_CARRIED", label=label, name=p.name, type=at))
     if accepts(at, member):
         return
-    was = f"type `{exported.at}` at export, " if exported is not None else ""
+    was = message("TYPE_WAS_AT_EXPORT", type=exported.at) if exported is not None else ""
     want = ", ".join([*at.members, "as_none"] if at.optional else list(at.members))
-    raise SpecMismatchError(
-        f"{label}: argument `{p.name}` is `{member}` in the spec ({was}runtime type `{at}` accepts {want})")
+    raise SpecMismatchError(message("MEMBER_NOT_ACCEPTED", label=label, name=p.name, member=member, was=was, type=at,
+                                    accepted=want))
 
 
-def _static_value(label: str, p: _Param, arg: Argument, device: torch.device | None) -> Any:
+def _static_value(label: str, p: Param, arg: Argument, device: torch.device | None) -> Any:
     """The Python value of a static argument, as the op is called with it."""
     member = arg.type
     c10_enum = member == "as_int"  # a torch-written enum default, in c10 numbering (int ones take a slot)
@@ -329,22 +317,19 @@ def _place_outputs(label: str, schema: SchemaFacts, exported: SchemaFacts | None
     outs = node.outputs
     runtime_types = schema.returns_text
     if exported is not None and exported.returns_text != runtime_types:
-        raise SpecMismatchError(
-            f"{label}: the op's returns changed since export: ({exported.returns_text}) at export, "
-            f"({runtime_types}) now")
+        raise SpecMismatchError(message("RETURNS_CHANGED", label=label, exported=exported.returns_text,
+                                        now=runtime_types))
     if len(outs) != len(returns):
-        raise SpecMismatchError(
-            f"{label}: the spec has {len(outs)} outputs ({', '.join(o.type for o in outs) or 'none'}) but the "
-            f"runtime op returns ({runtime_types})")
+        raise SpecMismatchError(message("OUTPUTS_COUNT", label=label, count=len(outs),
+                                        members=", ".join(o.type for o in outs) or "none", returns=runtime_types))
     placed: list[OutputSlots] = []
     n_tensors = n_ints = 0
     for i, (at, out) in enumerate(zip(returns, outs, strict=True)):
         want = at.return_member
         if want is None:
-            raise SpecMismatchError(f"{label}: return {i} has runtime type `{at}`, which the ABI cannot return")
+            raise SpecMismatchError(message("RETURN_NOT_CARRIED", label=label, index=i, type=at))
         if out.type != want:
-            raise SpecMismatchError(
-                f"{label}: output {i} is `{out.type}` in the spec, but runtime return type `{at}` is `{want}`")
+            raise SpecMismatchError(message("OUTPUT_MEMBER", label=label, index=i, member=out.type, type=at, want=want))
         kind = _RETURN_KIND[want]
         ints, tensors = return_slots(out)
         placed.append(OutputSlots(kind, i0 + n_ints if kind == OutKind.INT else t0 + n_tensors, tensors))

@@ -30,7 +30,7 @@ from .._generated.models import (
 from ..errors import ExternSpecError, SpecMismatchError
 from . import SlotKind
 from .call_layout import LayoutChoice
-from .layout import NodeLayout, _label, node_layout
+from .layout import NodeLayout, node_label, node_layout
 from .ops import SchemaCache
 
 # The call layout of the wrappers of each torch release externspec supports (docs/torch-compat.md).
@@ -96,8 +96,8 @@ def candidates(nodes: ExternKernelNodes) -> list[Candidates]:
     out = []
     for i, entry in enumerate(nodes.nodes):
         node = entry.node
-        passed = node_layout(node, torch_written=True, index=i, name=entry.name, cache=cache)
-        named = node_layout(node, torch_written=False, index=i, name=entry.name, cache=cache)
+        passed = node_layout(node, layout=CallLayout.OMITTED_DEFAULTS_PASSED, index=i, name=entry.name, cache=cache)
+        named = node_layout(node, layout=CallLayout.NODE_ARGUMENTS, index=i, name=entry.name, cache=cache)
         given = {a.name: a for a in node.inputs}
         inputs = []
         for a in passed.args:  # schema order: the node's own inputs, and the defaults that take int slots
@@ -105,7 +105,7 @@ def candidates(nodes: ExternKernelNodes) -> list[Candidates]:
                 inputs.append(given[a.name])
             elif a.kind == SlotKind.INT and a.count > 0 and a.arg is not None:
                 inputs.append(NamedArgument(name=a.name, arg=a.arg, kind=ArgumentKind.KEYWORD))
-        label = _label(i, entry.name, node.target)
+        label = node_label(i, entry.name, node.target)
         tensors = passed.tensor_inputs + passed.tensor_outputs
         out.append(Candidates(i, label, _ints(named), _ints(passed), tensors, tuple(inputs)))
     return out

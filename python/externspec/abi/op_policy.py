@@ -12,11 +12,31 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from .._def_file import TORCH_DEF_DIR, entries
+from .._generated.models import Argument
 from ..errors import SpecMismatchError
+from ..messages import message
+
+__all__ = [
+    "POLICY_FILE",
+    "Check",
+    "Guard",
+    "Policy",
+    "SchemaDefault",
+    "check_allow_ops",
+    "check_guards",
+    "check_message",
+    "check_op_schema_text",
+    "checks",
+    "denial",
+    "denied_message",
+    "matches",
+    "policy",
+]
 
 POLICY_FILE = TORCH_DEF_DIR / "op_policy.def"
 
@@ -50,9 +70,9 @@ class Check:
             seen: set[int] = set()
             for d in values:
                 if not 0 <= d < rank:
-                    return f"{d} is not a dim of `{self.tensor}` (0..{rank - 1})"
+                    return message("NOT_A_DIM", dim=d, tensor=self.tensor, last=rank - 1)
                 if d in seen:
-                    return f"dim {d} is given twice"
+                    return message("DIM_GIVEN_TWICE", dim=d)
                 seen.add(d)
             return None
         lo_text, _, hi_text = self.rule.partition("..")
@@ -133,8 +153,9 @@ def checks(qualified: str) -> tuple[Check, ...]:
 
 
 def check_message(label: str, check: Check, value: int | list[int], problem: str) -> str:
-    return (f"{label}: refused by the executor's op policy: argument `{check.arg}` is {value}: {problem} "
-            f"(the kernel {check.reason})")
+    """Why a call of node `label` is refused: argument `check.arg` is `value`, which breaks `check`."""
+    return message("POLICY_CHECK_REFUSED", label=label, arg=check.arg, value=value, problem=problem,
+                   reason=check.reason)
 
 
 def denied_message(label: str, qualified: str, reason: str) -> str:
@@ -148,8 +169,7 @@ def check_op_schema_text(label: str, key: str, text: str) -> None:
     max_bytes, max_depth = limits["op_schema_max_bytes"], limits["op_schema_max_depth"]
     size = len(text.encode("utf-8"))
     if size > max_bytes:
-        raise SpecMismatchError(f"{label}: metadata `{key}` is {size} bytes long (the limit is {max_bytes}); "
-                                "it is not an op schema")
+        raise SpecMismatchError(message("METADATA_TOO_LONG", label=label, key=key, size=size, limit=max_bytes))
     depth = deepest = 0
     for c in text:
         if c in "([":
@@ -158,5 +178,36 @@ def check_op_schema_text(label: str, key: str, text: str) -> None:
         elif c in ")]" and depth:
             depth -= 1
     if deepest > max_depth:
-        raise SpecMismatchError(f"{label}: metadata `{key}` nests {deepest} levels deep (the limit is {max_depth}); "
-                                "it is not an op schema")
+        raise SpecMismatchError(message("METADATA_TOO_DEEP", label=label, key=key, depth=deepest, limit=max_depth))
+
+
+class SchemaDefault(Protocol):
+    """What a guard reads of a schema argument (`ops.Param`)."""
+
+    @property
+    def has_default(self) -> bool: ...
+
+    @property
+    def default_value(self) -> Any: ...
+
+
+def check_guards(label: str, qualified: str, params: Mapping[str, SchemaDefault],
+                 given: Mapping[str, Argument]) -> None:
+    """Refuse static arguments the op policy knows crash the kernel of op `qualified` (`params`: the
+    schema's arguments by name; `given`: the node's; an omitted one is its default)."""
+    for guard in policy().guards:
+        if not matches(guard.op, qualified):
+            continue
+        if all(_static_is(given.get(name), params.get(name), value) for name, value in guard.conditions):
+            said = " and ".join(f"`{name}` is {value}" for name, value in guard.conditions)
+            raise SpecMismatchError(message("POLICY_GUARD_REFUSED", label=label, said=said, reason=guard.reason))
+
+
+def _static_is(arg: Argument | None, p: SchemaDefault | None, value: str) -> bool:
+    if p is None:
+        return False
+    if arg is None:
+        return p.has_default and repr(p.default_value) == value
+    if value == "None":
+        return arg.type == "as_none"
+    return arg.type == "as_bool" and repr(arg.value) == value

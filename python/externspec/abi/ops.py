@@ -22,6 +22,19 @@ from ..errors import ExternSpecError, SpecMismatchError
 from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, ArgType, arg_type, op_policy, split_target, torch_types
 from .arg_writer import ArgWriter, Slots
 
+__all__ = [
+    "NamespaceNotRegistered",
+    "Param",
+    "SchemaCache",
+    "SchemaFacts",
+    "namespace_registered",
+    "node_op",
+    "op_namespaces",
+    "resolve_op",
+    "schema_facts",
+    "torchbind_refusal",
+]
+
 
 class NamespaceNotRegistered(LookupError):
     """No op of the target's namespace is registered: its library was not loaded. `namespace` is
@@ -102,7 +115,7 @@ def _class_registered(ns: str, name: str) -> bool:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Param:
+class Param:
     """What validation needs of one schema argument, read once from torch's (slow) pybind objects."""
 
     name: str
@@ -116,9 +129,9 @@ class _Param:
 @dataclasses.dataclass(frozen=True)
 class SchemaFacts:
     text: str
-    params: tuple[_Param, ...]
+    params: tuple[Param, ...]
     position: dict[str, int]
-    by_name: dict[str, _Param]
+    by_name: dict[str, Param]
     returns: tuple[ArgType, ...]
     returns_text: str
 
@@ -135,7 +148,7 @@ def schema_facts(schema: Any) -> SchemaFacts:
                 default_arg = ArgWriter(None, "", a.name, at, Slots()).write(torch_types.schema_default(a, at))
             except ExternSpecError:
                 default_arg = None
-        params.append(_Param(a.name, at, a.kwarg_only, has_default, a.default_value if has_default else None,
+        params.append(Param(a.name, at, a.kwarg_only, has_default, a.default_value if has_default else None,
                              default_arg))
     returns = tuple(arg_type(r.real_type) for r in schema.returns)
     return SchemaFacts(
@@ -177,12 +190,15 @@ class SchemaCache:
 
 
 
-def _torchbind_refusal(label: str) -> str:
+def torchbind_refusal(label: str) -> str:
+    """Why this executor refuses node `label`, a torchbind method call."""
     return (f"{label}: torchbind method calls run in the C++ executor only: this executor has no torchbind objects "
             "to call them on (es.cpp.AOTIRunner runs them, with custom_objects or load_custom_objects=True)")
 
 
-def _op(label: str, node: Node, cache: SchemaCache) -> tuple[torch._ops.OpOverload, SchemaFacts]:
+def node_op(label: str, node: Node, cache: SchemaCache) -> tuple[torch._ops.OpOverload, SchemaFacts]:
+    """The op `node` calls and its schema facts (`cache.op`); SpecMismatchError naming `label`, with a
+    hint for a custom op not defined yet and the namespace a missing library registers."""
     try:
         return cache.op(node.target)
     except ValueError as exc:  # no op, custom or not, is named so: no hint

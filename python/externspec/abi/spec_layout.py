@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from .._generated.models import CallLayout, ExternKernelNodes
 from ..errors import SpecMismatchError
 from .call_layout import LayoutChoice, planned_layout
-from .layout import NodeLayout, _label, node_layout
+from .layout import NodeLayout, node_label, node_layout
 from .ops import SchemaCache
 
 
@@ -75,9 +75,9 @@ def spec_layout(spec: ExternKernelNodes, call_lengths: Iterable[tuple[int, int, 
     nodes: list[NodeLayout | SpecMismatchError] = []
     plans: list[_Plan | None] = []
     for i, entry in enumerate(spec.nodes):
-        label = _label(i, entry.name, entry.node.target)
+        label = node_label(i, entry.name, entry.node.target)
         try:
-            layout = node_layout(entry.node, torch_written=plan_as == CallLayout.OMITTED_DEFAULTS_PASSED, index=i,
+            layout = node_layout(entry.node, layout=plan_as, index=i,
                                  name=entry.name, cache=cache)
         except SpecMismatchError as e:
             nodes.append(e)
@@ -86,7 +86,7 @@ def spec_layout(spec: ExternKernelNodes, call_lengths: Iterable[tuple[int, int, 
         nodes.append(layout)
         plans.append(_plan(label, layout))
         if planned is None and layout.passed_ints:
-            other = node_layout(entry.node, torch_written=False, index=i, name=entry.name, cache=cache)
+            other = node_layout(entry.node, layout=CallLayout.NODE_ARGUMENTS, index=i, name=entry.name, cache=cache)
             choice.candidates[i] = {plan_as: _plan(label, layout), CallLayout.NODE_ARGUMENTS: _plan(label, other)}
     refused = None
     if call_lengths is not None:

@@ -15,7 +15,7 @@ of this checkout with CMakeLists.txt), and this module wraps it in the Python AP
 * `package_members(package)`: a package's (a path or its bytes) members as the runner reads its zip
   directory, after the checks it makes before torch's reader opens it (`{name inside the top folder
   (bytes): (size, CRC-32)}`), or `PackageError`.
-* `extension()`: the compiled binding itself (`build`, `prebuilt`: how it is obtained); `cmake_dir()`:
+* `extension()`: the compiled binding itself (`build`, `prebuilt`: how it is obtained); `runtime_cmake_dir()`:
   the CMake package of the runtime library it links (for C++ that must link the same one).
 """
 
@@ -37,9 +37,9 @@ from ..errors import CallError, DecodeError, VersionError
 from ..wire import dumps, model_or_document
 from ..wire.limits import Limits
 from .binding import build as build
-from .binding import cmake_dir as cmake_dir
 from .binding import extension as extension
 from .binding import prebuilt as prebuilt
+from .binding import runtime_cmake_dir as runtime_cmake_dir
 
 
 def _spec_json(spec: ExternKernelNodes | str | bytes | os.PathLike[str]) -> tuple[str | bytes, str | None]:

@@ -109,7 +109,7 @@ def extension() -> ModuleType:
         return _module
 
 
-def cmake_dir() -> Path:
+def runtime_cmake_dir() -> Path:
     """The CMake package (externspecConfig.cmake, for `-Dexternspec_DIR=`) of the runtime library es.cpp
     runs: the wheel's, else the build tree of its source build (CMakeLists.txt exports one there). C++
     built against it (benchmarks/cpp/floor) links the very library es.cpp has loaded."""

@@ -33,19 +33,19 @@ from pydantic import BaseModel
 
 from ..errors import DecodeError, problem
 from ..wire import decision, limits, version
-from ._base import _TRUNCATED, PROTOCOLS, UNKNOWN_KEY, Protocol, _Codec, _Fail, _truncated
-from ._binary import _Binary
-from ._compact import _Compact
+from ._base import PROTOCOLS, TRUNCATED, UNKNOWN_KEY, Codec, Fail, Protocol, truncated
+from ._binary import Binary
+from ._compact import Compact
 
 __all__ = ["PROTOCOLS", "UNKNOWN_KEY", "Protocol", "dumps", "loads"]
 
 M = TypeVar("M", bound=BaseModel)
 
 
-_CODECS: dict[str, _Codec] = {"binary": _Binary(), "compact": _Compact()}
+_CODECS: dict[str, Codec] = {"binary": Binary(), "compact": Compact()}
 
 
-def _codec(protocol: str) -> _Codec:
+def _codec(protocol: str) -> Codec:
     codec = _CODECS.get(protocol)
     if codec is None:
         raise ValueError(f"unknown Thrift protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
@@ -80,11 +80,11 @@ def loads(data: bytes | bytearray | memoryview, type: type[M], protocol: Protoco
     try:
         with decision.gc_paused():
             raw, end = reader(buf, 0, 1)
-    except _Fail as e:
+    except Fail as e:
         where = f" (at byte {e.offset})" if e.offset >= 0 else ""
         raise DecodeError([problem(e.kind, e.path(), f"{e.message}{where}")], source) from None
-    except _TRUNCATED:  # the very first field header
-        raise DecodeError([problem("truncated", "$", f"{_truncated(0, len(buf)).message} (at byte 0)")],
+    except TRUNCATED:  # the very first field header
+        raise DecodeError([problem("truncated", "$", f"{truncated(0, len(buf)).message} (at byte 0)")],
                           source) from None
     if end != len(buf):
         raise DecodeError([problem("truncated", "$", f"{len(buf) - end} trailing bytes after the {protocol} "

@@ -1,5 +1,5 @@
 """What the Thrift binary and compact codecs share: the wire types of the generated classes, the
-reader/writer framework (`_Codec`), and decode errors with paths. See `externspec.thrift`."""
+reader/writer framework (`Codec`), and decode errors with paths. See `externspec.thrift`."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ PROTOCOLS: tuple[Protocol, ...] = ("binary", "compact")
 # like unknown JSON keys (ignored, or "unknown key" under extra="forbid").
 UNKNOWN_KEY = "field id "
 
-_TRUNCATED = (IndexError, struct.error)
+TRUNCATED = (IndexError, struct.error)
 
 
-class _Fail(Exception):
+class Fail(Exception):
     """A decode problem of one ERROR_KINDS kind; the path is collected while the stack unwinds
     (innermost part first)."""
 
@@ -40,8 +40,8 @@ class _Fail(Exception):
         return "$" + "".join(reversed(self.parts))
 
 
-def _truncated(offset: int, size: int) -> _Fail:
-    return _Fail("truncated", f"input truncated: the value runs past the end of the input ({size} bytes)", offset)
+def truncated(offset: int, size: int) -> Fail:
+    return Fail("truncated", f"input truncated: the value runs past the end of the input ({size} bytes)", offset)
 
 
 # --- the schema side: wire types of the generated classes ------------------------------------------
@@ -75,33 +75,33 @@ def _kind(owner: type, spec: Spec) -> tuple[str, Any]:
 # --- protocol tables ---------------------------------------------------------------------------------
 
 # Binary protocol type ids (TType) and compact protocol type ids.
-_TTYPE = {"bool": 2, "byte": 3, "double": 4, "i16": 6, "i32": 8, "enum": 8, "i64": 10, "string": 11,
+TTYPE = {"bool": 2, "byte": 3, "double": 4, "i16": 6, "i32": 8, "enum": 8, "i64": 10, "string": 11,
           "struct": 12, "map": 13, "set": 14, "list": 15}
-_CTYPE = {"bool": 1, "byte": 3, "i16": 4, "i32": 5, "enum": 5, "i64": 6, "double": 7, "string": 8,
+CTYPE = {"bool": 1, "byte": 3, "i16": 4, "i32": 5, "enum": 5, "i64": 6, "double": 7, "string": 8,
           "list": 9, "set": 10, "map": 11, "struct": 12}
-_TTYPE_NAMES = {2: "bool", 3: "byte", 4: "double", 6: "i16", 8: "i32", 10: "i64", 11: "string",
+TTYPE_NAMES = {2: "bool", 3: "byte", 4: "double", 6: "i16", 8: "i32", 10: "i64", 11: "string",
                 12: "struct", 13: "map", 14: "set", 15: "list"}
-_CTYPE_NAMES = {1: "bool", 2: "bool", 3: "byte", 4: "i16", 5: "i32", 6: "i64", 7: "double", 8: "string",
+CTYPE_NAMES = {1: "bool", 2: "bool", 3: "byte", 4: "i16", 5: "i32", 6: "i64", 7: "double", 8: "string",
                 9: "list", 10: "set", 11: "map", 12: "struct"}
 
 
-def _wire_name(kind: str, spec: Any) -> str:
+def wire_name(kind: str, spec: Any) -> str:
     return "i32" if kind == "enum" else (spec if kind == "base" else kind)
 
 
-_BE_I16, _BE_I32, _BE_I64, _BE_F64 = (struct.Struct(f) for f in (">h", ">i", ">q", ">d"))
-_LE_F64 = struct.Struct("<d")
-_BE_LIST_HEADER = struct.Struct(">bi")
-_BE_MAP_HEADER = struct.Struct(">bbi")
-_BE_FIELD_HEADER = struct.Struct(">bh")
-_BE_FIXED = {"i16": ("h", 2), "i32": ("i", 4), "i64": ("q", 8), "double": ("d", 8), "byte": ("b", 1)}
+_BE_I16, BE_I32, _BE_I64, _BE_F64 = (struct.Struct(f) for f in (">h", ">i", ">q", ">d"))
+LE_F64 = struct.Struct("<d")
+BE_LIST_HEADER = struct.Struct(">bi")
+BE_MAP_HEADER = struct.Struct(">bbi")
+BE_FIELD_HEADER = struct.Struct(">bh")
+BE_FIXED = {"i16": ("h", 2), "i32": ("i", 4), "i64": ("q", 8), "double": ("d", 8), "byte": ("b", 1)}
 _RANGES = {"byte": 8, "i16": 16, "i32": 32, "i64": 64}
 
 Reader = Callable[[bytes, int, int], tuple[Any, int]]
 Writer = Callable[[bytearray, Any], None]
 
 
-class _Codec(ABC):
+class Codec(ABC):
     """Readers and writers of one protocol, built once per generated class and cached.
 
     A reader is `read(buf, pos, depth) -> (value, new_pos)` producing plain Python values (dicts for
@@ -200,7 +200,7 @@ class _Codec(ABC):
             value, pos = read_i32(buf, pos, depth)
             member = members.get(value)
             if member is None:
-                raise _Fail("enum", f"invalid enum value {value} for `{cls.__name__}`", pos - 1)
+                raise Fail("enum", f"invalid enum value {value} for `{cls.__name__}`", pos - 1)
             return member, pos
 
         return read_enum
@@ -215,7 +215,7 @@ class _Codec(ABC):
         self._struct_readers[cls] = reader  # before the fields: they may refer back to cls
         for fid, name, spec in cls.THRIFT_FIELDS:  # type: ignore[attr-defined]
             kind = _kind(cls, spec)
-            fields[fid] = (name, self.type_id(*kind), self.reader(cls, spec), _wire_name(*kind))
+            fields[fid] = (name, self.type_id(*kind), self.reader(cls, spec), wire_name(*kind))
         return reader
 
     def struct_writer(self, cls: type) -> Writer:
@@ -230,63 +230,63 @@ class _Codec(ABC):
         return writer
 
 
-def _union_check(cls: type, out: dict[str, Any], pos: int) -> None:
+def union_check(cls: type, out: dict[str, Any], pos: int) -> None:
     known = [k for k in out if not k.startswith(UNKNOWN_KEY)]
     if len(known) == 1:
         return
     if known:
-        raise _Fail("union", f"expected exactly one member of `{cls.__name__}`, got {len(known)} "
+        raise Fail("union", f"expected exactly one member of `{cls.__name__}`, got {len(known)} "
                              f"({', '.join(known)})", pos)
     unknown = [k.removeprefix(UNKNOWN_KEY) for k in out]
     extra = f" (only unknown field ids {', '.join(unknown)})" if unknown else ""
-    raise _Fail("union", f"expected exactly one member of `{cls.__name__}`, got 0{extra}", pos)
+    raise Fail("union", f"expected exactly one member of `{cls.__name__}`, got 0{extra}", pos)
 
 
-def _int_range(name: str) -> Callable[[int], None]:
+def int_range(name: str) -> Callable[[int], None]:
     bits = _RANGES[name]
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
     def check(v: int) -> None:
         if not lo <= v <= hi:
-            raise _Fail("int_range", f"integer {v} out of range for `{name}`", -1)
+            raise Fail("int_range", f"integer {v} out of range for `{name}`", -1)
 
     return check
 
 
-def _check_depth(depth: int, pos: int) -> None:
+def check_depth(depth: int, pos: int) -> None:
     if depth > MAX_JSON_DEPTH:
-        raise _Fail("limit", f"nesting deeper than {MAX_JSON_DEPTH} levels", pos)
+        raise Fail("limit", f"nesting deeper than {MAX_JSON_DEPTH} levels", pos)
 
 
-def _read_string_at(buf: bytes, pos: int, n: int) -> tuple[str, int]:
+def read_string_at(buf: bytes, pos: int, n: int) -> tuple[str, int]:
     if n < 0:
-        raise _Fail("syntax", f"negative string length {n}", pos)
+        raise Fail("syntax", f"negative string length {n}", pos)
     end = pos + n
     if end > len(buf):
-        raise _truncated(pos, len(buf))
+        raise truncated(pos, len(buf))
     try:
         return buf[pos:end].decode("utf-8"), end
     except UnicodeDecodeError as e:
-        raise _Fail("encoding", f"invalid UTF-8 in string: {e.reason}", pos + e.start) from None
+        raise Fail("encoding", f"invalid UTF-8 in string: {e.reason}", pos + e.start) from None
 
 
-def _check_count(n: int, pos: int, buf: bytes, what: str, min_bytes: int = 1) -> None:
+def check_count(n: int, pos: int, buf: bytes, what: str, min_bytes: int = 1) -> None:
     """Every element takes at least `min_bytes` (one, or what its type's required fields take): a
     count beyond the input is corrupt, not a big list."""
     if n < 0:
-        raise _Fail("syntax", f"negative {what} size {n}", pos)
+        raise Fail("syntax", f"negative {what} size {n}", pos)
     if n * min_bytes > len(buf) - pos:
         each = f" of at least {min_bytes} bytes each" if min_bytes > 1 else ""
-        raise _Fail("truncated", f"{what} declares {n} elements{each} but only {len(buf) - pos} bytes remain", pos)
+        raise Fail("truncated", f"{what} declares {n} elements{each} but only {len(buf) - pos} bytes remain", pos)
 
 
-def _field_loop_errors(e: BaseException, name_part: str, start: int, size: int) -> _Fail:
-    fail = e if isinstance(e, _Fail) else _truncated(start, size)
+def field_loop_errors(e: BaseException, name_part: str, start: int, size: int) -> Fail:
+    fail = e if isinstance(e, Fail) else truncated(start, size)
     fail.parts.append(name_part)
     return fail
 
 
-def _quote(k: Any) -> str:
+def quote(k: Any) -> str:
     """A map key as a path part, written as the JSON decoder writes it (a JSON string: quotes,
     backslashes and control characters escaped, so `errors()` can read the path back)."""
     return json.dumps(k) if isinstance(k, str) and k != "(key)" else str(k)

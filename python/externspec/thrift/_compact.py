@@ -6,25 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 from ._base import (
-    _CTYPE,
-    _CTYPE_NAMES,
-    _LE_F64,
-    _TRUNCATED,
+    CTYPE,
+    CTYPE_NAMES,
+    LE_F64,
+    TRUNCATED,
     UNKNOWN_KEY,
+    Codec,
+    Fail,
     Protocol,
     Reader,
     Writer,
-    _check_count,
-    _check_depth,
-    _Codec,
-    _Fail,
-    _field_loop_errors,
-    _int_range,
-    _quote,
-    _read_string_at,
-    _truncated,
-    _union_check,
-    _wire_name,
+    check_count,
+    check_depth,
+    field_loop_errors,
+    int_range,
+    quote,
+    read_string_at,
+    truncated,
+    union_check,
+    wire_name,
 )
 
 
@@ -43,7 +43,7 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
             return result, pos
         shift += 7
         if shift > 63:
-            raise _Fail("syntax", "varint longer than 10 bytes", pos)
+            raise Fail("syntax", "varint longer than 10 bytes", pos)
 
 
 _SMALL_VARINTS = [bytes((i,)) for i in range(128)]
@@ -64,21 +64,21 @@ def _zigzag(n: int) -> int:
     return (n << 1) ^ (n >> 63)
 
 
-class _Compact(_Codec):
+class Compact(Codec):
     name: Protocol = "compact"
     FIELD_HEADER_BYTES = 1
     MIN_VALUE_BYTES = {"bool": 0, "byte": 1, "i16": 1, "i32": 1, "enum": 1, "i64": 1, "double": 8,
                        "string": 1, "list": 1, "set": 1, "map": 1}  # a bool field lives in its header
 
     def type_id(self, kind: str, spec: Any) -> int:
-        return _CTYPE[_wire_name(kind, spec) if kind in ("base", "enum") else kind]
+        return CTYPE[wire_name(kind, spec) if kind in ("base", "enum") else kind]
 
     def base_reader(self, name: str) -> Reader:
         if name == "bool":  # inside containers; fields carry the value in their header
             def read_bool(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
                 b = buf[pos]
                 if b not in (0, 1, 2):
-                    raise _Fail("syntax", f"invalid bool byte {b}", pos)
+                    raise Fail("syntax", f"invalid bool byte {b}", pos)
                 return b == 1, pos + 1
             return read_bool
         if name == "byte":
@@ -87,7 +87,7 @@ class _Compact(_Codec):
                 return (b - 256 if b > 127 else b), pos + 1
             return read_byte
         if name == "double":
-            unpack = _LE_F64.unpack_from
+            unpack = LE_F64.unpack_from
 
             def read_double(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
                 return unpack(buf, pos)[0], pos + 8
@@ -95,9 +95,9 @@ class _Compact(_Codec):
         if name == "string":
             def read_string(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
                 n, pos = _read_varint(buf, pos)
-                return _read_string_at(buf, pos, n)
+                return read_string_at(buf, pos, n)
             return read_string
-        check = _int_range(name)
+        check = int_range(name)
 
         def read_int(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
             start = pos
@@ -105,7 +105,7 @@ class _Compact(_Codec):
             v = (z >> 1) ^ -(z & 1)
             try:
                 check(v)
-            except _Fail as e:
+            except Fail as e:
                 e.offset = start
                 raise
             return v, pos
@@ -121,7 +121,7 @@ class _Compact(_Codec):
                 out.append(v & 0xFF)
             return write_byte
         if name == "double":
-            pack = _LE_F64.pack
+            pack = LE_F64.pack
 
             def write_double(out: bytearray, v: Any) -> None:
                 out += pack(v)
@@ -141,7 +141,7 @@ class _Compact(_Codec):
         min_elem = self.min_bytes(*elem_spec) if elem_spec[0] == "struct" else 1
 
         def read_list(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
-            _check_depth(depth, pos)
+            check_depth(depth, pos)
             start = pos
             header = buf[pos]
             pos += 1
@@ -149,17 +149,17 @@ class _Compact(_Codec):
             if n == 15:
                 n, pos = _read_varint(buf, pos)
             if n and _bool_as_one(etype) != elem_id:
-                raise _Fail("type", f"{kind} of {_CTYPE_NAMES.get(etype, etype)}, expected {kind} of "
-                            f"{_CTYPE_NAMES[elem_id]}", start)
-            _check_count(n, pos, buf, kind, min_elem)
+                raise Fail("type", f"{kind} of {CTYPE_NAMES.get(etype, etype)}, expected {kind} of "
+                            f"{CTYPE_NAMES[elem_id]}", start)
+            check_count(n, pos, buf, kind, min_elem)
             out = []
             i = 0
             try:
                 for i in range(n):  # noqa: B007 (i names the failing element)
                     v, pos = elem(buf, pos, depth + 1)
                     out.append(v)
-            except (_Fail, *_TRUNCATED) as e:
-                raise _field_loop_errors(e, f"[{i}]", pos, len(buf)) from None
+            except (Fail, *TRUNCATED) as e:
+                raise field_loop_errors(e, f"[{i}]", pos, len(buf)) from None
             return out, pos
         return read_list
 
@@ -177,7 +177,7 @@ class _Compact(_Codec):
 
     def map_reader(self, key: Reader, key_id: int, value: Reader, value_id: int) -> Reader:
         def read_map(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
-            _check_depth(depth, pos)
+            check_depth(depth, pos)
             start = pos
             n, pos = _read_varint(buf, pos)
             out: dict[Any, Any] = {}
@@ -187,17 +187,17 @@ class _Compact(_Codec):
             pos += 1
             ktype, vtype = types >> 4, types & 0x0F
             if (_bool_as_one(ktype), _bool_as_one(vtype)) != (key_id, value_id):
-                raise _Fail("type", f"map<{_CTYPE_NAMES.get(ktype, ktype)}, {_CTYPE_NAMES.get(vtype, vtype)}>, "
-                                    f"expected map<{_CTYPE_NAMES[key_id]}, {_CTYPE_NAMES[value_id]}>", start)
-            _check_count(n, pos, buf, "map")
+                raise Fail("type", f"map<{CTYPE_NAMES.get(ktype, ktype)}, {CTYPE_NAMES.get(vtype, vtype)}>, "
+                                    f"expected map<{CTYPE_NAMES[key_id]}, {CTYPE_NAMES[value_id]}>", start)
+            check_count(n, pos, buf, "map")
             k: Any = "(key)"
             try:
                 for _ in range(n):
                     k = "(key)"
                     k, pos = key(buf, pos, depth + 1)
                     out[k], pos = value(buf, pos, depth + 1)
-            except (_Fail, *_TRUNCATED) as e:
-                raise _field_loop_errors(e, f"[{_quote(k)}]", pos, len(buf)) from None
+            except (Fail, *TRUNCATED) as e:
+                raise field_loop_errors(e, f"[{quote(k)}]", pos, len(buf)) from None
             return out, pos
         return read_map
 
@@ -219,7 +219,7 @@ class _Compact(_Codec):
         skip = self.skip
 
         def read_struct(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
-            _check_depth(depth, pos)
+            check_depth(depth, pos)
             out: dict[str, Any] = {}
             skipped = False
             last = 0
@@ -241,8 +241,8 @@ class _Compact(_Codec):
                     start = pos
                     try:
                         pos = skip(buf, pos, ctype, depth + 1)
-                    except (_Fail, *_TRUNCATED) as e:
-                        raise _field_loop_errors(e, f".<field id {fid}>", start, len(buf)) from None
+                    except (Fail, *TRUNCATED) as e:
+                        raise field_loop_errors(e, f".<field id {fid}>", start, len(buf)) from None
                     out[f"{UNKNOWN_KEY}{fid}"] = None
                     skipped = True
                     continue
@@ -251,17 +251,17 @@ class _Compact(_Codec):
                     out[name] = ctype == 1
                     continue
                 if ctype != want:
-                    fail = _Fail("type", f"field {fid} (`{name}`) has wire type {_CTYPE_NAMES.get(ctype, ctype)}, "
+                    fail = Fail("type", f"field {fid} (`{name}`) has wire type {CTYPE_NAMES.get(ctype, ctype)}, "
                                  f"expected {wire}", pos - 1)
                     fail.parts.append(f".{name}")
                     raise fail
                 start = pos
                 try:
                     out[name], pos = read(buf, pos, depth + 1)
-                except (_Fail, *_TRUNCATED) as e:
-                    raise _field_loop_errors(e, f".{name}", start, len(buf)) from None
+                except (Fail, *TRUNCATED) as e:
+                    raise field_loop_errors(e, f".{name}", start, len(buf)) from None
             if union and (skipped or len(out) != 1):
-                _union_check(cls, out, struct_start)
+                union_check(cls, out, struct_start)
             return out, pos
         return read_struct
 
@@ -288,22 +288,22 @@ class _Compact(_Codec):
         return write_struct
 
     def skip(self, buf: bytes, pos: int, type_id: int, depth: int) -> int:
-        _check_depth(depth, pos)
+        check_depth(depth, pos)
         if type_id in (1, 2):  # a bool field: nothing follows the header
             return pos
         if type_id == 3:
             if pos >= len(buf):
-                raise _truncated(pos, len(buf))
+                raise truncated(pos, len(buf))
             return pos + 1
         if type_id in (4, 5, 6):
             return _read_varint(buf, pos)[1]
         if type_id == 7:
             if pos + 8 > len(buf):
-                raise _truncated(pos, len(buf))
+                raise truncated(pos, len(buf))
             return pos + 8
         if type_id == 8:
             n, pos = _read_varint(buf, pos)
-            _check_count(n, pos, buf, "string")
+            check_count(n, pos, buf, "string")
             return pos + n
         if type_id == 12:
             while True:
@@ -320,7 +320,7 @@ class _Compact(_Codec):
             n, etype = header >> 4, header & 0x0F
             if n == 15:
                 n, pos = _read_varint(buf, pos)
-            _check_count(n, pos, buf, "list")
+            check_count(n, pos, buf, "list")
             for _ in range(n):
                 pos = self._skip_element(buf, pos, etype, depth + 1)
             return pos
@@ -330,17 +330,17 @@ class _Compact(_Codec):
                 return pos
             types = buf[pos]
             pos += 1
-            _check_count(n, pos, buf, "map")
+            check_count(n, pos, buf, "map")
             for _ in range(n):
                 pos = self._skip_element(buf, pos, types >> 4, depth + 1)
                 pos = self._skip_element(buf, pos, types & 0x0F, depth + 1)
             return pos
-        raise _Fail("syntax", f"unknown compact protocol type id {type_id}", pos)
+        raise Fail("syntax", f"unknown compact protocol type id {type_id}", pos)
 
     def _skip_element(self, buf: bytes, pos: int, type_id: int, depth: int) -> int:
         """Container elements of type bool take one byte (fields carry theirs in the header)."""
         if type_id in (1, 2):
             if pos >= len(buf):
-                raise _truncated(pos, len(buf))
+                raise truncated(pos, len(buf))
             return pos + 1
         return self.skip(buf, pos, type_id, depth)

@@ -40,7 +40,7 @@ def _build() -> Path:
     from ..cpp import _cmake
     from ..cpp_include import get_include
 
-    package = cpp.cmake_dir()
+    package = cpp.runtime_cmake_dir()
     # Python is not part of the key: the backend runs in the server, not in an interpreter.
     key = _cmake.source_hash((str(BACKEND_SOURCE.relative_to(_cmake.SOURCE_ROOT)), "python/externspec/include"),
                              (str(package), torch.__version__))

@@ -19,12 +19,17 @@ import dataclasses
 import os
 import re
 
+from .._def_file import TORCH_DEF_DIR, entries
 from ..errors import DecodeError, problem
 
 MAX_JSON_DEPTH = 200  # pydantic-core's parser limit: the most `max_depth` can be
 MAX_JSON_BYTES = 256 * 1024 * 1024  # default size limit (UTF-8 bytes of the JSON text)
 # A failing document reports at most this many problems (C++: externspec::MAX_DECODE_ERRORS).
 MAX_DECODE_ERRORS = 100
+
+# The default limits of a package load, from the table both languages read (limits.def).
+LIMITS_FILE = TORCH_DEF_DIR / "limits.def"
+_DEFAULTS = {fields[0]: int(fields[1]) for _, macro, fields in entries(LIMITS_FILE) if macro == "ES_LIMIT_DEFAULT"}
 
 
 def max_json_bytes(given: int | None = None) -> int:
@@ -35,14 +40,14 @@ def max_json_bytes(given: int | None = None) -> int:
 @dataclasses.dataclass(frozen=True)
 class Limits:
     """What a load may read, keep and write, in bytes: the C++ `externspec::Limits`
-    (include/externspec/torch/limits.h), the same names and defaults (a test compares them).
+    (include/externspec/torch/limits.h), the same names, the defaults from one table (limits.def).
     `es.cpp` passes these to C++ at each load, `current()` (the process defaults as they are then)
     unless a call gives its own."""
 
     max_json_bytes: int = 256 * 1024 * 1024  # one JSON document (the process default: MAX_JSON_BYTES)
-    max_source_bytes: int = 64 << 20  # a package's `*.wrapper.cpp`, read into memory for its records
-    max_extracted_bytes: int = 0  # written (or, from bytes, held) by the runner; 0: 16 times the package
-    max_custom_object_bytes: int = 256 << 20  # each torchbind object read with load_custom_objects
+    max_source_bytes: int = _DEFAULTS["max_source_bytes"]  # a package's `*.wrapper.cpp`, read for its records
+    max_extracted_bytes: int = _DEFAULTS["max_extracted_bytes"]  # written (or, from bytes, held); 0: 16 times the package
+    max_custom_object_bytes: int = _DEFAULTS["max_custom_object_bytes"]  # each torchbind object read
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

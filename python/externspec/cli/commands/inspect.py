@@ -182,7 +182,7 @@ def _node_layouts(index: int, name: str | None, node: es.Node, decided: SpecLayo
     if cache is None:
         return None, None, None
     if decided is None:  # an exported program's or a single node's: laid out as it names its arguments
-        layout, refused = _layout(index, name, node, False, cache)
+        layout, refused = _layout(index, name, node, cache)
         return layout, layout, refused
     found = decided.nodes[index]
     if isinstance(found, es.SpecMismatchError):
@@ -197,13 +197,13 @@ def _schema_cache() -> SchemaCache:
     return SchemaCache()
 
 
-def _layout(index: int, name: str | None, node: es.Node, torch_written: bool,
+def _layout(index: int, name: str | None, node: es.Node,
             cache: SchemaCache) -> tuple[NodeLayout | None, str | None]:
-    """(the node's layout, None), or (None, why the executors refuse it)."""
+    """(the node's NODE_ARGUMENTS layout, None), or (None, why the executors refuse it)."""
     from externspec.abi.layout import node_layout
 
     try:
-        return node_layout(node, torch_written=torch_written, index=index, name=name, cache=cache), None
+        return node_layout(node, layout=es.CallLayout.NODE_ARGUMENTS, index=index, name=name, cache=cache), None
     except es.SpecMismatchError as exc:
         return None, _ops.load_advice(exc, {index: (name, node)})
 

@@ -9,41 +9,50 @@
 namespace externspec::detail {
 namespace {
 
-constexpr std::string_view kCompile = "torch._inductor.aoti_compile_and_package";
+struct KindMember {
+  std::string_view kind;
+  const char* pattern;  // matched as Python's fnmatchcase matches it (`*` crosses `/`)
+};
 
-// Matched as Python's fnmatchcase matches file_kind.py's patterns (`*` crosses `/`).
+struct FileKind {
+  std::string_view kind, what, todo;
+};
+
+constexpr KindMember kKindMembers[] = {
+#define ES_KIND_MEMBER(kind, pattern) {#kind, pattern},
+#include <externspec/torch/file_kinds.def>
+#undef ES_KIND_MEMBER
+};
+
+constexpr FileKind kFileKinds[] = {
+#define ES_FILE_KIND(kind, what, todo) {#kind, what, todo},
+#include <externspec/torch/file_kinds.def>
+#undef ES_FILE_KIND
+};
+
 bool has(const std::vector<std::string>& names, const char* pattern) {
   for (const auto& name : names)
     if (fnmatch(pattern, name.c_str(), 0) == 0) return true;
   return false;
 }
 
-// file_kind.KINDS: what the file is; what to do.
+// file_kinds.def: what the file is; what to do.
 std::string describe(const std::string& kind) {
-  const std::string compile(kCompile);
-  const std::string export_then = "export the model with torch.export.export and compile it with " + compile;
-  if (kind == "exported_program")
-    return "an ExportedProgram saved by torch.export.save, not an AOTInductor package; compile it into one with " +
-           compile + "(torch.export.load(path), package_path=...)";
-  if (kind == "torchscript")
-    return "a TorchScript archive (torch.jit.save), not an AOTInductor package; " + export_then;
-  if (kind == "torch_save") return "a file saved by torch.save, not an AOTInductor package; " + export_then;
-  if (kind == "not_zip")
-    return "not a zip archive (a .pt2 file is one): truncated or not a .pt2; a package is the file " + compile +
-           " writes";
-  return "a zip archive that is not an AOTInductor package (it has no */data/aotinductor/*/*.wrapper.so); a "
-         "package is the file " +
-         compile + " writes";
+  for (const FileKind& k : kFileKinds)
+    if (k.kind == kind) return k.todo.empty() ? std::string(k.what) : std::string(k.what) + "; " + std::string(k.todo);
+  return kind;
 }
 
 }  // namespace
 
 std::string archive_kind(const std::vector<std::string>& names) {
+  // A package's model members and the ExportedProgram's document are the package layout's
+  // (package_layout.def); the other kinds' members are file_kinds.def's.
   for (const std::string& pattern : model_patterns())
     if (has(names, pattern.c_str())) return "aoti_package";
   if (has(names, exported_program_pattern().c_str())) return "exported_program";
-  if (has(names, "*/code/*") || has(names, "*/constants.pkl")) return "torchscript";
-  if (has(names, "*/data.pkl")) return "torch_save";
+  for (const KindMember& m : kKindMembers)
+    if (has(names, m.pattern)) return std::string(m.kind);
   return "other_zip";
 }
 

@@ -1,7 +1,7 @@
 // What a file given as a package is, from its member names: an AOTInductor package, or something a
 // user may take for one (an ExportedProgram from torch.export.save, a TorchScript archive, a file of
-// torch.save, another zip, not a zip). The Python twin is python/externspec/file_kind.py, with the
-// same kinds and words; tests/aoti/test_file_kind.py holds the runner's errors to its sentences.
+// torch.save, another zip, not a zip). The Python twin is python/externspec/file_kind.py; both read
+// the kinds, their member patterns and their sentences from include/externspec/torch/file_kinds.def.
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <externspec/torch/errors.h>
+#include <externspec/torch/messages.h>
 
 namespace externspec {
 namespace {
@@ -12,7 +13,8 @@ namespace {
 std::string name_of(CallLayout l) { return std::string(to_string(l)); }
 
 std::string lengths(const NodePlan& p) {
-  return std::to_string(p.num_tensors) + " tensors and " + std::to_string(p.num_ints) + " ints";
+  return message(Message::CALL_LENGTHS_PAIR,
+                 {{"num_tensors", std::to_string(p.num_tensors)}, {"num_ints", std::to_string(p.num_ints)}});
 }
 
 }  // namespace
@@ -22,12 +24,12 @@ std::optional<CallLayout> planned_layout(bool versioned, std::optional<CallLayou
   if (!stated && !versioned) return option;
   const CallLayout layout = stated.value_or(CallLayout::NODE_ARGUMENTS);
   if (option && *option != layout)
-    throw SpecMismatchError(
-        "the call_layout option is " + name_of(*option) + ", but the spec is laid out " + name_of(layout) + " (" +
-        (stated ? "it states call_layout " + name_of(layout)
-                : std::string("it has a schema_version and states no call_layout: its nodes name every argument "
-                              "their arrays carry")) +
-        ")");
+    throw SpecMismatchError(message(
+        Message::CALL_LAYOUT_OPTION_CONFLICT,
+        {{"option", name_of(*option)},
+         {"layout", name_of(layout)},
+         {"why", stated ? message(Message::CALL_LAYOUT_STATED, {{"layout", name_of(layout)}})
+                        : message(Message::CALL_LAYOUT_VERSIONED)}}));
   return layout;
 }
 
@@ -62,33 +64,39 @@ std::string LayoutChoice::refusal(const Candidates& c, const std::string& passes
                                   std::optional<CallLayout> matched) const {
   const std::string& label = c.node_arguments.label;
   if (!matched)
-    return label + ": " + passes + ", which match neither of its call layouts (NODE_ARGUMENTS: " +
-           lengths(c.node_arguments) + "; OMITTED_DEFAULTS_PASSED: " + lengths(c.defaults_passed) + ")";
+    return message(Message::CALL_MATCHES_NO_LAYOUT, {{"label", label},
+                                                     {"passes", passes},
+                                                     {"node_arguments", lengths(c.node_arguments)},
+                                                     {"defaults_passed", lengths(c.defaults_passed)}});
   std::int64_t s = state_.load(std::memory_order_acquire);
   auto locked = static_cast<CallLayout>(s & 3);
   auto by = static_cast<By>((s >> 2) & 3);
   std::string node = std::to_string(s >> 4);
-  std::string decided_by = by == By::Option    ? std::string("the call_layout option")
-                           : by == By::Wrapper ? "the wrapper's call of node " + node
-                                               : "the first call of node " + node;
-  return label + ": " + passes + ", its " + name_of(*matched) + " layout, but this package's calls are laid out " +
-         name_of(locked) + " (decided by " + decided_by + "; " + lengths(c[locked]) +
-         " here): a package has one call layout";
+  std::string decided_by = by == By::Option    ? message(Message::DECIDED_BY_OPTION)
+                           : by == By::Wrapper ? message(Message::DECIDED_BY_WRAPPER, {{"index", node}})
+                                               : message(Message::DECIDED_BY_FIRST_CALL, {{"index", node}});
+  return message(Message::CALL_OTHER_LAYOUT, {{"label", label},
+                                              {"passes", passes},
+                                              {"matched", name_of(*matched)},
+                                              {"layout", name_of(locked)},
+                                              {"decided_by", decided_by},
+                                              {"lengths", lengths(c[locked])}});
 }
 
 void LayoutChoice::decide_at_load(const std::vector<NodePlan>& plans, const std::vector<CallLengths>& calls) {
   for (const CallLengths& call : calls) {
     if (call.index < 0 || static_cast<std::size_t>(call.index) >= plans.size())
-      throw SpecMismatchError("the package's wrapper calls extern node " + std::to_string(call.index) +
-                              ", but the spec has " + std::to_string(plans.size()) + " nodes");
+      throw SpecMismatchError(message(Message::WRAPPER_CALLS_NO_NODE, {{"index", std::to_string(call.index)},
+                                                                       {"count", std::to_string(plans.size())}}));
     auto index = static_cast<std::size_t>(call.index);
-    std::string passes = "its call in the package's wrapper passes " + std::to_string(call.num_tensors) +
-                         " tensors and " + std::to_string(call.num_ints) + " ints";
+    std::string passes = message(Message::WRAPPER_CALL_PASSES, {{"num_tensors", std::to_string(call.num_tensors)},
+                                                                {"num_ints", std::to_string(call.num_ints)}});
     auto it = candidates_.find(index);
     if (it == candidates_.end()) {
       const NodePlan& plan = plans[index];
       if (plan.num_ints != call.num_ints || plan.num_tensors != call.num_tensors) {
-        SpecMismatchError e(plan.label + ": " + passes + ", but its plan takes " + lengths(plan));
+        SpecMismatchError e(
+            message(Message::CALL_PLAN_TAKES, {{"label", plan.label}, {"passes", passes}, {"lengths", lengths(plan)}}));
         e.node = index;
         throw e;
       }
@@ -107,7 +115,7 @@ void LayoutChoice::apply(std::vector<NodePlan>& plans) const {
   auto decided = layout();
   for (const auto& [index, c] : candidates_) {
     plans[index] = decided ? c[*decided] : c.node_arguments;
-    if (!decided) plans[index].num_ints = plans[index].num_tensors = -1;
+    plans[index].layout_undecided = !decided;
   }
 }
 
@@ -116,8 +124,10 @@ const NodePlan* LayoutChoice::resolve(std::size_t index, std::int64_t num_ints, 
   if (it == candidates_.end()) return nullptr;
   auto matched = matching(it->second, num_ints, num_tensors);
   if (!matched || !decide(*matched, By::FirstCall, index)) {
-    CallError e(refusal(it->second, "got " + std::to_string(num_tensors) + " tensors and " +
-                                        std::to_string(num_ints) + " ints", matched));
+    CallError e(refusal(it->second,
+                        message(Message::CALL_GOT,
+                                {{"num_tensors", std::to_string(num_tensors)}, {"num_ints", std::to_string(num_ints)}}),
+                        matched));
     e.node = index;
     throw e;
   }

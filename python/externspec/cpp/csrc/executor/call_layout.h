@@ -36,8 +36,8 @@ class LayoutChoice {
   // Each call of the package's wrapper checked against its node's plans, the first decisive one
   // locking the layout. SpecMismatchError naming the node when a call matches no plan.
   void decide_at_load(const std::vector<NodePlan>& plans, const std::vector<CallLengths>& calls);
-  // At load: each node with candidates gets the decided one's plan, or (undecided) a plan no call's
-  // lengths match, so its calls reach `resolve` and the call path stays as it is for the rest.
+  // At load: each node with candidates gets the decided one's plan, or (undecided) its NODE_ARGUMENTS
+  // candidate marked `layout_undecided`, so its calls reach `resolve`.
   void apply(std::vector<NodePlan>& plans) const;
   // The plan of a call of node `index` whose lengths are not its plan's: null when the node has one
   // layout, else the candidate the lengths match (the first such call locks the spec's layout;

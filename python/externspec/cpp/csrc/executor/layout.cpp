@@ -11,6 +11,7 @@
 #include <utility>
 
 #include <externspec/torch/errors.h>
+#include <externspec/torch/messages.h>
 
 #include "executor/abi.h"
 #include "executor/op_policy.h"
@@ -27,10 +28,14 @@ std::string str_of(const T& value) {
   return out.str();
 }
 
+}  // namespace
+
 const std::string* metadata(const Node& node, std::string_view key) {
   auto it = node.metadata.find(key);
   return it == node.metadata.end() ? nullptr : &it->second;
 }
+
+namespace {
 
 std::string join(const std::vector<std::string_view>& items, std::string_view sep) {
   std::string out;
@@ -183,18 +188,21 @@ c10::IValue place(const std::string& label, const c10::Argument& p, const ArgTyp
 
 void check_omitted(const std::string& label, const c10::Argument& p, const ArgType& at, const c10::Argument* exported) {
   if (!p.default_value()) {
-    std::string added = exported == nullptr ? " (added to the op after export?)" : "";
-    throw SpecMismatchError(label + ": argument `" + p.name() + "` of type `" + at.str() +
-                            "` has no default in the runtime op schema and the spec does not give it" + added);
+    std::string added = exported == nullptr ? message(Message::ADDED_AFTER_EXPORT) : "";
+    throw SpecMismatchError(message(Message::ARGUMENT_WITHOUT_DEFAULT,
+                                    {{"label", label}, {"name", p.name()}, {"type", at.str()}, {"added", added}}));
   }
   if (exported != nullptr && exported->default_value()) {
     const auto& before = *exported->default_value();
     const auto& now = *p.default_value();
     auto before_type = arg_type(exported->real_type()).str();
     if (!(before == now) || before_type != at.str())
-      throw SpecMismatchError(label + ": argument `" + p.name() + "` was omitted as equal to its default `" +
-                              str_of(before) + "` (type `" + before_type + "`) at export, but the runtime default is `" +
-                              str_of(now) + "` (type `" + at.str() + "`)");
+      throw SpecMismatchError(message(Message::DEFAULT_CHANGED, {{"label", label},
+                                                                 {"name", p.name()},
+                                                                 {"before", str_of(before)},
+                                                                 {"before_type", before_type},
+                                                                 {"now", str_of(now)},
+                                                                 {"now_type", at.str()}}));
   }
 }
 
@@ -202,14 +210,19 @@ void check_member(const std::string& label, const c10::Argument& p, const ArgTyp
                   const c10::Argument* exported) {
   std::string_view member = arg.type();
   if (!at.supported() && member != "as_none")
-    throw SpecMismatchError(label + ": argument `" + p.name() + "` has runtime type `" + at.str() +
-                            "`, which the extern-kernel ABI cannot carry");
+    throw SpecMismatchError(
+        message(Message::TYPE_NOT_CARRIED, {{"label", label}, {"name", p.name()}, {"type", at.str()}}));
   if (at.accepts(member)) return;
-  std::string was = exported ? "type `" + arg_type(exported->real_type()).str() + "` at export, " : "";
+  std::string was =
+      exported ? message(Message::TYPE_WAS_AT_EXPORT, {{"type", arg_type(exported->real_type()).str()}}) : "";
   auto want = at.members();
   if (at.optional) want.push_back("as_none");
-  throw SpecMismatchError(label + ": argument `" + p.name() + "` is `" + std::string(member) + "` in the spec (" + was +
-                          "runtime type `" + at.str() + "` accepts " + join(want, ", ") + ")");
+  throw SpecMismatchError(message(Message::MEMBER_NOT_ACCEPTED, {{"label", label},
+                                                                 {"name", p.name()},
+                                                                 {"member", member},
+                                                                 {"was", was},
+                                                                 {"type", at.str()},
+                                                                 {"accepted", join(want, ", ")}}));
 }
 
 void place_outputs(const std::string& label, const c10::FunctionSchema& schema,
@@ -221,15 +234,14 @@ void place_outputs(const std::string& label, const c10::FunctionSchema& schema,
   if (exported) {
     auto export_types = return_types(exported->returns());
     if (export_types != runtime_types)
-      throw SpecMismatchError(label + ": the op's returns changed since export: (" + export_types + ") at export, (" +
-                              runtime_types + ") now");
+      throw SpecMismatchError(message(Message::RETURNS_CHANGED,
+                                      {{"label", label}, {"exported", export_types}, {"now", runtime_types}}));
   }
   if (outs.size() != returns.size()) {
     std::vector<std::string_view> members;
     for (const auto& o : outs) members.push_back(o.type());
-    throw SpecMismatchError(label + ": the spec has " + std::to_string(outs.size()) + " outputs (" +
-                            (members.empty() ? std::string("none") : join(members, ", ")) +
-                            ") but the runtime op returns (" + runtime_types + ")");
+    throw SpecMismatchError(message(Message::OUTPUTS_COUNT, {{"label", label}, {"count", std::to_string(outs.size())},
+        {"members", members.empty() ? std::string("none") : join(members, ", ")}, {"returns", runtime_types}}));
   }
   std::uint32_t t0 = static_cast<std::uint32_t>(plan.num_input_tensors), n_tensors = 0;
   std::uint32_t i0 = static_cast<std::uint32_t>(plan.num_input_ints);
@@ -237,12 +249,12 @@ void place_outputs(const std::string& label, const c10::FunctionSchema& schema,
     auto at = arg_type(returns[i].real_type());
     auto want = at.return_member();
     if (want.empty())
-      throw SpecMismatchError(label + ": return " + std::to_string(i) + " has runtime type `" + at.str() +
-                              "`, which the ABI cannot return");
+      throw SpecMismatchError(message(Message::RETURN_NOT_CARRIED,
+                                      {{"label", label}, {"index", std::to_string(i)}, {"type", at.str()}}));
     const Argument& out = outs[i];
     if (out.type() != want)
-      throw SpecMismatchError(label + ": output " + std::to_string(i) + " is `" + std::string(out.type()) +
-                              "` in the spec, but runtime return type `" + at.str() + "` is `" + std::string(want) + "`");
+      throw SpecMismatchError(message(Message::OUTPUT_MEMBER, {{"label", label}, {"index", std::to_string(i)},
+          {"member", out.type()}, {"type", at.str()}, {"want", want}}));
     switch (out.tag()) {
       case Argument::Tag::as_tensor:
         plan.outputs.push_back({OutKind::Tensor, t0 + n_tensors, 1});
@@ -282,7 +294,8 @@ std::optional<Argument> passed_default(const c10::Argument& p, const ArgType& at
   if (int_base && at.is_list && d.isIntList()) return Argument::make_as_ints(d.toIntVector());
   return std::nullopt;
 }
-// The schema the node records it was exported against (`externspec.op_schema`), if any.
+}  // namespace
+
 std::optional<c10::FunctionSchema> export_schema(const std::string& label, const Node& node) {
   const std::string* text = metadata(node, METADATA_OP_SCHEMA);
   if (text == nullptr) return std::nullopt;
@@ -295,6 +308,8 @@ std::optional<c10::FunctionSchema> export_schema(const std::string& label, const
     throw SpecMismatchError(label + ": metadata `" + std::string(METADATA_OP_SCHEMA) + "` is not an op schema: " + what);
   }
 }
+
+namespace {
 
 // The export-time schema's arguments by name (empty without one).
 class ExportedArgs {
@@ -312,10 +327,11 @@ class ExportedArgs {
   std::unordered_map<std::string_view, const c10::Argument*> by_name_;
 };
 
-// The node's inputs by schema position (null: not given), each checked to be in the runtime schema,
-// once, in schema order. A torchbind call's input 1 is the method's name, not an argument.
-std::vector<const Argument*> given(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
-                                   const ExportedArgs& exported_arg, bool torchbind) {
+}  // namespace
+
+std::vector<const Argument*> given_inputs(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
+                                          const std::optional<c10::FunctionSchema>& exported, bool torchbind) {
+  const ExportedArgs exported_arg(exported);
   const auto& params = schema.arguments();
   std::unordered_map<std::string_view, std::size_t> position;
   for (std::size_t i = 0; i < params.size(); ++i) position.emplace(params[i].name(), i);
@@ -326,23 +342,27 @@ std::vector<const Argument*> given(const std::string& label, const Node& node, c
     const std::string& name = named.name;
     auto it = position.find(name);
     if (it != position.end() && out[it->second] != nullptr)
-      throw SpecMismatchError(label + ": argument `" + name + "` is given twice");
+      throw SpecMismatchError(message(Message::ARGUMENT_GIVEN_TWICE, {{"label", label}, {"name", name}}));
     if (it == position.end()) {
       const c10::Argument* ex = exported_arg(name);
-      std::string was = ex ? " (type `" + arg_type(ex->real_type()).str() + "` at export)" : "";
-      throw SpecMismatchError(label + ": argument `" + name + "` (" + std::string(named.arg.type()) + ")" + was +
-                              " is not in the runtime op schema `" + str_of(schema) + "`; it was removed or renamed");
+      std::string was = ex ? message(Message::TYPE_AT_EXPORT, {{"type", arg_type(ex->real_type()).str()}}) : "";
+      throw SpecMismatchError(message(Message::ARGUMENT_NOT_IN_SCHEMA, {{"label", label},
+                                                                        {"name", name},
+                                                                        {"member", named.arg.type()},
+                                                                        {"was", was},
+                                                                        {"schema", str_of(schema)}}));
     }
     auto pos = static_cast<std::ptrdiff_t>(it->second);
     if (pos < last)
-      throw SpecMismatchError(label + ": argument `" + name + "` comes after `" + params[last].name() +
-                              "` in the spec but before it in the op schema; the flat arrays are laid out in schema "
-                              "order, so this spec is ambiguous");
+      throw SpecMismatchError(message(Message::ARGUMENT_OUT_OF_ORDER,
+                                      {{"label", label}, {"name", name}, {"before", params[last].name()}}));
     last = pos;
     out[it->second] = &named.arg;
   }
   return out;
 }
+
+namespace {
 
 // The arguments the exporter marked as Python numbers passed for `Tensor` (`externspec.wrapped_numbers`).
 std::unordered_set<std::string> wrapped_numbers(const Node& node) {
@@ -359,12 +379,17 @@ std::unordered_set<std::string> wrapped_numbers(const Node& node) {
   return wrapped;
 }
 
-// Every argument placed (a static value in the plan's stack, or a fill reading the arrays), then
-// the returns. `inputs` is what `given` returns.
-void layout(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
-            const std::optional<c10::FunctionSchema>& exported, const std::vector<const Argument*>& inputs,
-            bool defaults_passed, NodePlan& plan, const CustomObjects& objects,
-            const std::optional<c10::Device>& device) {
+}  // namespace
+
+std::string node_label(std::size_t index, const std::string& name, const std::string& target) {
+  return "node " + std::to_string(index) + " `" + name + "` (" + target + ")";
+}
+
+void lay_out(const std::string& label, const Node& node, const c10::FunctionSchema& schema,
+             const std::optional<c10::FunctionSchema>& exported, const std::vector<const Argument*>& inputs,
+             CallLayout call_layout, NodePlan& plan, const CustomObjects& objects,
+             const std::optional<c10::Device>& device) {
+  const bool defaults_passed = call_layout == CallLayout::OMITTED_DEFAULTS_PASSED;
   const ExportedArgs exported_arg(exported);
   const auto wrapped = wrapped_numbers(node);
   const auto& params = schema.arguments();
@@ -395,34 +420,6 @@ void layout(const std::string& label, const Node& node, const c10::FunctionSchem
   plan.num_returns = schema.returns().size();
   std::vector<std::int64_t> int_returns;
   place_outputs(label, schema, exported, node, plan, int_returns);
-}
-
-}  // namespace
-
-// The steps of abi/layout.py and abi/executor.py's `_plan`, by the same names: the op looked up
-// (ops.cpp), the op policy's verdict (op_policy.cpp), the export-time schema, the given inputs, the
-// guards, then the layout.
-NodePlan plan_node(std::size_t index, const ExternKernelNode& ekn, const CustomObjects& objects,
-                   bool defaults_passed, const std::vector<std::string>& allow_ops,
-                   const std::optional<c10::Device>& device) {
-  const Node& node = ekn.node;
-  std::string label = "node " + std::to_string(index) + " `" + ekn.name + "` (" + node.target + ")";
-  const bool torchbind = node.target == "call_torchbind";
-  const std::string* custom_op = metadata(node, METADATA_TORCH_CUSTOM_OP);
-  NodePlan plan = torchbind ? NodePlan(resolve_torchbind_method(label, node))
-                            : NodePlan(resolve_op(label, node.target, custom_op && *custom_op == "1"));
-  plan.label = label;
-  const c10::FunctionSchema& schema = plan.schema();
-  const std::string qualified =
-      schema.name() + "." + (schema.overload_name().empty() ? std::string("default") : schema.overload_name());
-  // The op policy names dispatcher ops; a method belongs to a class some library registered.
-  if (!torchbind) check_policy(label, qualified, allow_ops);
-  const std::optional<c10::FunctionSchema> exported = export_schema(label, node);
-  const std::vector<const Argument*> inputs = given(label, node, schema, ExportedArgs(exported), torchbind);
-  if (!torchbind) check_guards(label, qualified, schema.arguments(), inputs);
-  if (!torchbind) plan.checks = plan_checks(label, qualified, schema);
-  layout(label, node, schema, exported, inputs, defaults_passed, plan, objects, device);
-  return plan;
 }
 
 }  // namespace externspec

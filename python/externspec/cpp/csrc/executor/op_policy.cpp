@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include <externspec/torch/errors.h>
+#include <externspec/torch/messages.h>
 
 #include "executor/ops.h"
 
@@ -93,8 +94,9 @@ std::string problem(const Check& c, const std::vector<std::int64_t>& values, std
     std::vector<bool> seen(static_cast<std::size_t>(rank), false);
     for (const std::int64_t d : values) {
       if (d < 0 || d >= rank)
-        return std::to_string(d) + " is not a dim of `" + tensor + "` (0.." + std::to_string(rank - 1) + ")";
-      if (seen[static_cast<std::size_t>(d)]) return "dim " + std::to_string(d) + " is given twice";
+        return message(Message::NOT_A_DIM,
+                       {{"dim", std::to_string(d)}, {"tensor", tensor}, {"last", std::to_string(rank - 1)}});
+      if (seen[static_cast<std::size_t>(d)]) return message(Message::DIM_GIVEN_TWICE, {{"dim", std::to_string(d)}});
       seen[static_cast<std::size_t>(d)] = true;
     }
     return "";
@@ -143,8 +145,7 @@ std::vector<ArgCheck> plan_checks(const std::string& label, const std::string& q
       if (name.empty()) continue;
       auto at = schema.argumentIndexWithName(std::string(name));
       if (!at)
-        throw SpecMismatchError(label + ": the op policy checks argument `" + std::string(name) +
-                                "`, which the runtime op schema does not have");
+        throw SpecMismatchError(message(Message::POLICY_CHECKS_MISSING_ARGUMENT, {{"label", label}, {"name", name}}));
       (name == c.arg ? placed.arg : placed.tensor) = static_cast<std::uint32_t>(*at);
     }
     out.push_back(placed);
@@ -162,8 +163,11 @@ void check_call(const NodePlan& plan, std::size_t index, const std::vector<c10::
     const std::int64_t rank = !c.tensor.empty() && t.isTensor() ? t.toTensor().dim() : 0;
     const std::string why = problem(c, values, rank);
     if (why.empty()) continue;
-    CallError e(plan.label + ": refused by the executor's op policy: argument `" + std::string(c.arg) + "` is " +
-                shown(v, values) + ": " + why + " (the kernel " + std::string(c.reason) + ")");
+    CallError e(message(Message::POLICY_CHECK_REFUSED, {{"label", plan.label},
+                                                        {"arg", c.arg},
+                                                        {"value", shown(v, values)},
+                                                        {"problem", why},
+                                                        {"reason", c.reason}}));
     e.node = index;
     throw e;
   }
@@ -194,18 +198,20 @@ void check_policy(const std::string& label, const std::string& qualified, const 
 // Bound `externspec.op_schema` before torch's recursive schema parser sees it.
 void check_op_schema_text(const std::string& label, std::string_view key, const std::string& text) {
   if (text.size() > limit_op_schema_max_bytes)
-    throw SpecMismatchError(label + ": metadata `" + std::string(key) + "` is " + std::to_string(text.size()) +
-                            " bytes long (the limit is " + std::to_string(limit_op_schema_max_bytes) +
-                            "); it is not an op schema");
+    throw SpecMismatchError(message(Message::METADATA_TOO_LONG, {{"label", label},
+                                                                 {"key", key},
+                                                                 {"size", std::to_string(text.size())},
+                                                                 {"limit", std::to_string(limit_op_schema_max_bytes)}}));
   std::size_t depth = 0, deepest = 0;
   for (char c : text) {
     if (c == '(' || c == '[') deepest = std::max(deepest, ++depth);
     else if ((c == ')' || c == ']') && depth > 0) --depth;
   }
   if (deepest > limit_op_schema_max_depth)
-    throw SpecMismatchError(label + ": metadata `" + std::string(key) + "` nests " + std::to_string(deepest) +
-                            " levels deep (the limit is " + std::to_string(limit_op_schema_max_depth) +
-                            "); it is not an op schema");
+    throw SpecMismatchError(message(Message::METADATA_TOO_DEEP, {{"label", label},
+                                                                 {"key", key},
+                                                                 {"depth", std::to_string(deepest)},
+                                                                 {"limit", std::to_string(limit_op_schema_max_depth)}}));
 }
 
 // Refuse static arguments the op policy knows crash the kernel.
@@ -221,8 +227,8 @@ void check_guards(const std::string& label, const std::string& qualified, const 
     if (!holds(g.arg, g.value) || (!g.arg2.empty() && !holds(g.arg2, g.value2))) continue;
     std::string said = "`" + std::string(g.arg) + "` is " + std::string(g.value);
     if (!g.arg2.empty()) said += " and `" + std::string(g.arg2) + "` is " + std::string(g.value2);
-    throw SpecMismatchError(label + ": refused by the executor's op policy: " + said + " (the kernel " +
-                            std::string(g.reason) + ")");
+    throw SpecMismatchError(
+        message(Message::POLICY_GUARD_REFUSED, {{"label", label}, {"said", said}, {"reason", g.reason}}));
   }
 }
 

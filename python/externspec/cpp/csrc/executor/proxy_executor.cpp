@@ -12,9 +12,10 @@
 #include <utility>
 
 #include <externspec/torch/errors.h>
+#include <externspec/torch/messages.h>
 
 #include "executor/call_layout.h"
-#include "executor/layout.h"
+#include "executor/plan.h"
 #include "executor/op_policy.h"
 
 namespace externspec {
@@ -72,8 +73,8 @@ void store_outputs(const NodePlan& plan, std::vector<c10::IValue>& stack, const 
       case OutKind::Tensor:
         // An undefined tensor is None to Python (and so to the Python executor).
         if (!r.isTensor() || !r.toTensor().defined())
-          throw CallError(plan.label + ": return " + std::to_string(i) + " should be a Tensor, the op returned " +
-                          kind_of(r));
+          throw CallError(message(Message::RETURN_NOT_A_TENSOR,
+                                  {{"label", plan.label}, {"index", std::to_string(i)}, {"type", kind_of(r)}}));
         output_slot(plan, tensors, o.slot, i) = std::move(r).toTensor();
         break;
       case OutKind::Tensors: {
@@ -82,16 +83,20 @@ void store_outputs(const NodePlan& plan, std::vector<c10::IValue>& stack, const 
                           kind_of(r));
         auto list = std::move(r).toTensorList();
         if (list.size() != o.extra)
-          throw CallError(plan.label + ": return " + std::to_string(i) + " is a list of " + std::to_string(list.size()) +
-                          " tensors, but the spec has " + std::to_string(o.extra) + " output slots");
+          throw CallError(message(Message::RETURN_LIST_LENGTH, {{"label", plan.label},
+                                                               {"index", std::to_string(i)},
+                                                               {"count", std::to_string(list.size())},
+                                                               {"slots", std::to_string(o.extra)}}));
         for (std::uint32_t k = 0; k < o.extra; ++k) output_slot(plan, tensors, o.slot + k, i) = list.get(k);
         break;
       }
       case OutKind::OptTensor: {
         bool none = r.isNone() || (r.isTensor() && !r.toTensor().defined());
         if (none != (o.extra == 0))
-          throw CallError(plan.label + ": return " + std::to_string(i) + " was " + (o.extra == 0 ? "None" : "a Tensor") +
-                          " at export, the op returned " + (none ? "None" : "a Tensor"));
+          throw CallError(message(Message::RETURN_NONE_CHANGED, {{"label", plan.label},
+                                                                {"index", std::to_string(i)},
+                                                                {"exported", o.extra == 0 ? "None" : "a Tensor"},
+                                                                {"returned", none ? "None" : "a Tensor"}}));
         if (o.extra) output_slot(plan, tensors, o.slot, i) = std::move(r).toTensor();
         break;
       }
@@ -100,10 +105,11 @@ void store_outputs(const NodePlan& plan, std::vector<c10::IValue>& stack, const 
         if (r.isInt()) value = r.toInt();
         else if (r.isSymInt()) value = r.toSymInt().maybe_as_int();
         if (!value || *value != ints[o.slot])
-          throw CallError(plan.label + ": int return " + std::to_string(i) + " is " +
-                          (value ? std::to_string(*value) : kind_of(r)) + ", but the caller expects " +
-                          std::to_string(ints[o.slot]) + " (int_args[" + std::to_string(o.slot) +
-                          "]); the compiled code specialized on that value");
+          throw CallError(message(Message::INT_RETURN_CHANGED, {{"label", plan.label},
+                                                               {"index", std::to_string(i)},
+                                                               {"value", value ? std::to_string(*value) : kind_of(r)},
+                                                               {"expected", std::to_string(ints[o.slot])},
+                                                               {"slot", std::to_string(o.slot)}}));
         break;
       }
       case OutKind::None: break;
@@ -207,8 +213,8 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     auto [it, fresh] = seen.emplace(spec.nodes[i].name, i);
     if (!fresh) {
-      SpecMismatchError e("nodes " + std::to_string(it->second) + " and " + std::to_string(i) + " are both named `" +
-                          spec.nodes[i].name + "`; node names must be unique");
+      SpecMismatchError e(message(Message::NODE_NAME_REPEATED, {{"first", std::to_string(it->second)},
+          {"index", std::to_string(i)}, {"name", spec.nodes[i].name}}));
       e.node = i;
       throw e;
     }
@@ -218,7 +224,7 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
   choice_ = std::make_unique<LayoutChoice>(layout);
   auto plan = [&](std::size_t i, CallLayout as) {
     try {
-      return plan_node(i, spec.nodes[i], custom_objects_, as == CallLayout::OMITTED_DEFAULTS_PASSED, allow_ops, device_);
+      return plan_node(i, spec.nodes[i], custom_objects_, as, allow_ops, device_);
     } catch (NodeError& e) {  // the errors of planning node i are about node i
       e.node = i;
       throw;
@@ -240,10 +246,10 @@ std::optional<CallLayout> ProxyExecutor::call_layout() const { return choice_->l
 
 const NodePlan& ProxyExecutor::plan_for_call(int index, std::int64_t num_ints, std::int64_t num_tensors) const {
   if (index < 0 || static_cast<std::size_t>(index) >= plans_.size())
-    throw CallError("extern node index " + std::to_string(index) + " out of range: the spec has " +
-                    std::to_string(plans_.size()) + " nodes");
+    throw CallError(message(Message::NODE_INDEX_OUT_OF_RANGE,
+                            {{"index", std::to_string(index)}, {"count", std::to_string(plans_.size())}}));
   const NodePlan& plan = plans_[static_cast<std::size_t>(index)];
-  if (C10_LIKELY(num_ints == plan.num_ints && num_tensors == plan.num_tensors)) return plan;
+  if (C10_LIKELY(num_ints == plan.num_ints && num_tensors == plan.num_tensors && !plan.layout_undecided)) return plan;
   if (const NodePlan* chosen = choice_->resolve(static_cast<std::size_t>(index), num_ints, num_tensors)) return *chosen;
   check_lengths(plan, num_ints, num_tensors);  // throws
   return plan;
@@ -251,11 +257,13 @@ const NodePlan& ProxyExecutor::plan_for_call(int index, std::int64_t num_ints, s
 
 void ProxyExecutor::check_lengths(const NodePlan& plan, std::int64_t num_ints, std::int64_t num_tensors) {
   if (num_tensors != plan.num_tensors || num_ints != plan.num_ints)
-    throw CallError(plan.label + ": expected " + std::to_string(plan.num_input_tensors) + " input + " +
-                    std::to_string(plan.num_tensors - plan.num_input_tensors) + " output tensor slots and " +
-                    std::to_string(plan.num_input_ints) + " input + " +
-                    std::to_string(plan.num_ints - plan.num_input_ints) + " int-return slots, got " +
-                    std::to_string(num_tensors) + " tensors and " + std::to_string(num_ints) + " ints");
+    throw CallError(message(Message::CALL_LENGTHS, {{"label", plan.label},
+                                                    {"tensor_inputs", std::to_string(plan.num_input_tensors)},
+                                                    {"tensor_outputs", std::to_string(plan.num_tensors - plan.num_input_tensors)},
+                                                    {"int_inputs", std::to_string(plan.num_input_ints)},
+                                                    {"int_outputs", std::to_string(plan.num_ints - plan.num_input_ints)},
+                                                    {"num_tensors", std::to_string(num_tensors)},
+                                                    {"num_ints", std::to_string(num_ints)}}));
 }
 
 std::exception_ptr ProxyExecutor::take_last_error() {

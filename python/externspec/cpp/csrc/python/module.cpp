@@ -14,6 +14,7 @@
 #include <torch/csrc/jit/api/object.h>
 #include <torch/headeronly/version.h>
 
+#include <map>
 #include <optional>
 #include <variant>
 #include <string_view>
@@ -22,6 +23,7 @@
 
 #include <externspec/torch/aoti_runner.h>
 #include <externspec/torch/errors.h>
+#include <externspec/torch/messages.h>
 #include <externspec/torch/proxy_executor.h>
 
 #include "executor/torch_types.h"
@@ -91,46 +93,49 @@ std::string slot_owner(const externspec::NodePlan& plan, bool tensor, std::size_
   for (const auto& f : plan.fills) {
     bool reads_tensors = f.kind != externspec::FillKind::Int && f.kind != externspec::FillKind::Ints &&
                          f.kind != externspec::FillKind::ScalarInts;
-    if (reads_tensors == tensor && k >= f.start && k < f.start + f.count) return "argument `" + f.arg_name + "`";
+    if (reads_tensors == tensor && k >= f.start && k < f.start + f.count) return externspec::message(externspec::Message::SLOT_OF_ARGUMENT, {{"name", f.arg_name}});
   }
   for (std::size_t i = 0; i < plan.outputs.size(); ++i)
     if (!tensor && plan.outputs[i].kind == externspec::OutKind::Int && plan.outputs[i].slot == k)
-      return "int return " + std::to_string(i);
+      return externspec::message(externspec::Message::SLOT_OF_INT_RETURN, {{"index", std::to_string(i)}});
   return "slot";
 }
 
-// The rule of abi/executor.py's _wrong_element, in its words: an int slot takes an int in int64 range
-// (anything with __index__, not a bool or a float).
+// The rule of abi/proxy_executor.py's _wrong_element, with its messages (messages.def): an int slot
+// takes an int in int64 range (anything with __index__, not a bool or a float).
 int64_t int_slot(const externspec::NodePlan& plan, py::handle v, std::size_t k) {
-  auto wrong = [&](const std::string& what) {
-    return CallError(plan.label + ": int_args[" + std::to_string(k) + "] (" + slot_owner(plan, false, k) + ") " + what);
+  auto wrong = [&](externspec::Message m) {
+    return CallError(externspec::message(m, {{"label", plan.label}, {"slot", std::to_string(k)},
+                                             {"owner", slot_owner(plan, false, k)}, {"type", type_name(v)}}));
   };
   py::object number;
-  if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) throw wrong("should be an int, got " + type_name(v));
+  if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) throw wrong(externspec::Message::INT_SLOT_NOT_AN_INT);
   number = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
   if (!number) {
     PyErr_Clear();
-    throw wrong("should be an int, got " + type_name(v));
+    throw wrong(externspec::Message::INT_SLOT_NOT_AN_INT);
   }
   int overflow = 0;
   long long value = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
-  if (overflow) throw wrong("does not fit in int64");
+  if (overflow) throw wrong(externspec::Message::INT_SLOT_NOT_INT64);
   return value;
+}
+
+CallError index_out_of_range(py::handle index, std::size_t count) {
+  return CallError(externspec::message(externspec::Message::NODE_INDEX_OUT_OF_RANGE,
+                                       {{"index", std::string(py::repr(index))}, {"count", std::to_string(count)}}));
 }
 
 void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py::handle tensor_arg) {
   long long i = 0;
-  if (!PyLong_Check(index.ptr()) || PyBool_Check(index.ptr()))
-    throw CallError("extern node index " + std::string(py::repr(index)) + " out of range: the spec has " +
-                    std::to_string(ex.size()) + " nodes");
+  if (!PyLong_Check(index.ptr()) || PyBool_Check(index.ptr())) throw index_out_of_range(index, ex.size());
   int overflow = 0;
   i = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-  if (overflow || i < 0 || static_cast<std::size_t>(i) >= ex.size())
-    throw CallError("extern node index " + std::string(py::repr(index)) + " out of range: the spec has " +
-                    std::to_string(ex.size()) + " nodes");
+  if (overflow || i < 0 || static_cast<std::size_t>(i) >= ex.size()) throw index_out_of_range(index, ex.size());
   if (!PyList_Check(tensor_arg.ptr()))
-    throw CallError(ex.plan(static_cast<std::size_t>(i)).label + ": tensor_args must be a list (output tensors are stored into it), got " +
-                    type_name(tensor_arg));
+    throw CallError(externspec::message(externspec::Message::TENSOR_ARGS_NOT_A_LIST,
+                                        {{"label", ex.plan(static_cast<std::size_t>(i)).label},
+                                         {"type", type_name(tensor_arg)}}));
   auto tensor_args = py::reinterpret_borrow<py::list>(tensor_arg);
   py::sequence int_seq = py::reinterpret_borrow<py::sequence>(int_args);
   std::size_t n = tensor_args.size();
@@ -143,8 +148,9 @@ void call_function(ProxyExecutor& ex, py::handle index, py::handle int_args, py:
   for (std::size_t k = 0; k < static_cast<std::size_t>(plan.num_input_tensors); ++k) {
     py::handle h = tensor_args[k];
     if (!THPVariable_Check(h.ptr()))
-      throw CallError(plan.label + ": tensor_args[" + std::to_string(k) + "] (" + slot_owner(plan, true, k) +
-                      ") should be a Tensor, got " + type_name(h));
+      throw CallError(externspec::message(externspec::Message::TENSOR_SLOT_NOT_A_TENSOR,
+                                          {{"label", plan.label}, {"slot", std::to_string(k)},
+                                           {"owner", slot_owner(plan, true, k)}, {"type", type_name(h)}}));
     slots[k] = THPVariable_Unpack(h.ptr());
   }
   std::vector<AtenTensorHandle> handles(n);
@@ -271,6 +277,14 @@ void bind_proxy_executor(py::module_& m) {
       });
 }
 
+// Message `name` of messages.def rendered by C++ with `params` (tests/cpp/test_messages.py compares
+// it with Python's rendering of every message).
+void bind_messages(py::module_& m) {
+  m.def("render_message", [](const std::string& name, const std::map<std::string, std::string>& params) {
+    return externspec::render_message(externspec::message_text(name), params);
+  });
+}
+
 }  // namespace
 }  // namespace externspec::binding
 
@@ -288,5 +302,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   bind_errors(m);
   bind_limits(m);
   bind_proxy_executor(m);
+  bind_messages(m);
   bind_aoti_runner(m);
 }

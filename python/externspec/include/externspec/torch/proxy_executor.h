@@ -1,7 +1,7 @@
 // externspec's C++ proxy executor: runs extern-kernel nodes from AOTInductor's two flat arrays
 // through the c10 dispatcher's boxed API. The C++ twin of the Python executor, a file per question
-// (cpp/csrc/executor/ ops.cpp, op_policy.cpp, layout.cpp, proxy_executor.cpp beside
-// python/externspec/abi/ ops.py, op_policy.py, layout.py, executor.py): same load-time rules, same
+// (cpp/csrc/executor/ ops.cpp, op_policy.cpp, layout.cpp, plan.cpp, proxy_executor.cpp beside
+// python/externspec/abi/ ops.py, op_policy.py, layout.py, plan.py, proxy_executor.py): same load-time rules, same
 // call-time checks, same error kinds.
 //
 // Load (once): decode the spec with the generated header (version policy included), resolve every
@@ -99,10 +99,12 @@ struct NodePlan {
   std::vector<Output> outputs;
   std::vector<ArgCheck> checks;  // the op policy's checks of the call's ints (most ops have none)
   std::size_t num_returns = 0;
-  // The call's array lengths. Both -1 on a node whose two call layouts differ while the spec's layout
-  // is undecided ("auto", no decisive call yet): no call matches this plan; plan_for_call picks
-  // the candidate the call's lengths match.
+  // The call's array lengths.
   std::int64_t num_ints = 0, num_tensors = 0, num_input_ints = 0, num_input_tensors = 0;
+  // A node whose two call layouts differ while the spec's layout is undecided ("auto", no decisive
+  // call yet): its lengths are its NODE_ARGUMENTS candidate's, and plan_for_call picks the candidate
+  // each call's lengths match.
+  bool layout_undecided = false;
   // The int slots of omitted kwarg-only defaults laid out as passed (OMITTED_DEFAULTS_PASSED): where
   // this is 0 the node's two call layouts are one.
   std::int64_t passed_default_ints = 0;

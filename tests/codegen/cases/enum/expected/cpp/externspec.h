@@ -53,7 +53,7 @@ template <class Out> void encode_value(Out& out, const Tagged& v);
 }  // namespace detail
 }  // namespace externspec
 
-#include "detail/containers.h"
+#include "detail/container_codecs.h"
 #include "detail/codec.h"
 
 namespace externspec {

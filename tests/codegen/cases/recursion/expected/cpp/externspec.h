@@ -97,7 +97,7 @@ template <class Out> void encode_value(Out& out, const Expr& v);
 }  // namespace detail
 }  // namespace externspec
 
-#include "detail/containers.h"
+#include "detail/container_codecs.h"
 #include "detail/codec.h"
 
 namespace externspec {

@@ -28,56 +28,29 @@ tensor into its slot, and checks int returns and list-return lengths against the
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 
-from .._generated.models import CallLayout, ExternKernelNode, ExternKernelNodes, Node
-from ..errors import CallError, ExternSpecError, SpecMismatchError
+from .._generated.models import CallLayout, ExternKernelNodes
+from ..errors import CallError, SpecMismatchError
+from ..messages import message
 from ..wire import loads, model_or_document
-from . import op_policy, same_argument, torch_types
+from . import op_policy, torch_types
 from .call_layout import LayoutChoice, call_layout_option, planned_layout
-from .layout import FillKind, NodeLayout, OutKind, _check_guards, _given, _label, _layout
-from .ops import SchemaCache, _op, _torchbind_refusal
+from .layout import FillKind, OutKind
+from .ops import SchemaCache
+from .plan import CallPlan, plan_node
+
+__all__ = ["ProxyExecutor"]
 
 # The call path compares kinds with module globals (one dict lookup, no class attribute lookup).
 _TENSOR, _WRAPPED, _TENSORS = FillKind.TENSOR, FillKind.WRAPPED, FillKind.TENSORS
 _OPT_TENSORS, _INT, _INTS = FillKind.OPT_TENSORS, FillKind.INT, FillKind.INTS
 _OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_INT = OutKind.TENSOR, OutKind.TENSORS, OutKind.OPT_TENSOR, OutKind.INT
-
-
-class _Fill(NamedTuple):
-    """One dynamic argument: where it goes (position or keyword) and the array range it reads."""
-
-    positional: bool
-    key: Any  # position or keyword name
-    kind: FillKind
-    start: int
-    stop: int
-    pattern: tuple[bool, ...] = ()  # _OPT_TENSORS: True where a tensor slot is consumed
-
-
-
-@dataclasses.dataclass
-class CallPlan:
-    """Everything one call needs, computed at load: `pos`/`kwargs` hold the static values."""
-
-    op: torch._ops.OpOverload
-    call: Any  # the op's C++ callable (skips OpOverload.__call__'s Python frame)
-    label: str
-    pos: list[Any]
-    kwargs: dict[str, Any]
-    fills: tuple[_Fill, ...]
-    fill_names: tuple[str, ...]  # the argument each fill reads, for error messages
-    num_ints: int
-    num_tensors: int
-    layout: NodeLayout
-    single_return: bool
-    single_tensor_slot: int  # the output slot when the op returns exactly one Tensor, else -1
 
 
 class ProxyExecutor:
@@ -113,11 +86,11 @@ class ProxyExecutor:
         cache = SchemaCache()
         choice = LayoutChoice(planned_layout(spec.schema_version, spec.call_layout, option))
         plan_as = choice.layout or CallLayout.OMITTED_DEFAULTS_PASSED
-        self.plans = [_plan_node(i, n, cache, plan_as, allowed, self.device) for i, n in enumerate(spec.nodes)]
+        self.plans = [plan_node(i, n, cache, plan_as, allowed, self.device) for i, n in enumerate(spec.nodes)]
         if choice.layout is None:  # "auto": the other candidate, only where the two differ
             for i, plan in enumerate(self.plans):
                 if plan.layout.passed_ints:
-                    other = _plan_node(i, spec.nodes[i], cache, CallLayout.NODE_ARGUMENTS, allowed, self.device)
+                    other = plan_node(i, spec.nodes[i], cache, CallLayout.NODE_ARGUMENTS, allowed, self.device)
                     choice.candidates[i] = {plan_as: plan, CallLayout.NODE_ARGUMENTS: other}
         if call_lengths is not None:
             choice.decide_at_load(self.plans, call_lengths)
@@ -140,20 +113,20 @@ class ProxyExecutor:
                 raise IndexError
             plan = self.plans[index]
         except (IndexError, TypeError):
-            raise CallError(f"extern node index {index!r} out of range: the spec has {len(self.plans)} nodes") from None
-        if len(tensor_args) != plan.num_tensors or len(int_args) != plan.num_ints or not isinstance(tensor_args, list):
+            raise CallError(message("NODE_INDEX_OUT_OF_RANGE", index=repr(index), count=len(self.plans))) from None
+        if (len(tensor_args) != plan.num_tensors or len(int_args) != plan.num_ints or plan.layout_undecided
+                or not isinstance(tensor_args, list)):
             if not isinstance(tensor_args, list):
-                raise CallError(f"{plan.label}: tensor_args must be a list (output tensors are stored into it), "
-                                f"got {type(tensor_args).__name__}")
+                raise CallError(message("TENSOR_ARGS_NOT_A_LIST", label=plan.label, type=type(tensor_args).__name__))
             # A node with two candidate layouts: the call's lengths pick one (or raise naming both).
             plan = self._choice.resolve(index, len(int_args), len(tensor_args), self.plans)
             if plan is None:
                 plan = self.plans[index]
                 layout = plan.layout
-                raise CallError(
-                    f"{plan.label}: expected {layout.tensor_inputs} input + {layout.tensor_outputs} output tensor "
-                    f"slots and {layout.int_inputs} input + {layout.int_outputs} int-return slots, got "
-                    f"{len(tensor_args)} tensors and {len(int_args)} ints")
+                raise CallError(message(
+                    "CALL_LENGTHS", label=plan.label, tensor_inputs=layout.tensor_inputs,
+                    tensor_outputs=layout.tensor_outputs, int_inputs=layout.int_inputs, int_outputs=layout.int_outputs,
+                    num_tensors=len(tensor_args), num_ints=len(int_args)))
         try:  # free when nothing is raised (3.11 zero-cost exceptions)
             pos = plan.pos[:]
             kwargs = plan.kwargs.copy() if plan.kwargs else None
@@ -202,7 +175,7 @@ class ProxyExecutor:
             # (a 5000-digit int reaches the kernel as an int and fails there with a ValueError).
             wrong = _wrong_element(plan, int_args, tensor_args)
             if wrong is not None:
-                raise CallError(f"{plan.label}: {wrong}") from exc
+                raise CallError(wrong) from exc
             exc.add_note(f"externspec: raised by the kernel of {plan.label}")  # the kernel's own error, as is
             raise
         slot = plan.single_tensor_slot
@@ -220,8 +193,8 @@ def _check_unique_names(spec: ExternKernelNodes) -> None:
     seen: dict[str, int] = {}
     for i, node in enumerate(spec.nodes):
         if node.name in seen:
-            raise SpecMismatchError(f"nodes {seen[node.name]} and {i} are both named `{node.name}`; node names must be "
-                                    "unique", node=i)
+            raise SpecMismatchError(message("NODE_NAME_REPEATED", first=seen[node.name], index=i, name=node.name),
+                                    node=i)
         seen[node.name] = i
 
 
@@ -229,35 +202,39 @@ def _wrong_element(plan: CallPlan, int_args: Sequence[int], tensor_args: list[An
     """The first slot holding the wrong kind of value, or None when every element has the kind the
     plan reads. A tensor slot takes a Tensor (not a number the dispatcher would wrap); an int slot
     takes an int in int64 range (anything with __index__, not a bool or a float). The C++ binding
-    (cpp/csrc/python/module.cpp) applies the same rule with the same words."""
+    (cpp/csrc/python/module.cpp) applies the same rule with the same messages (messages.def)."""
     for (_, _, kind, start, stop, _pattern), name in zip(plan.fills, plan.fill_names, strict=True):
+        owner = message("SLOT_OF_ARGUMENT", name=name)
         for k in range(start, stop):
             if kind in (_TENSOR, _TENSORS, _OPT_TENSORS, _WRAPPED):
                 t = tensor_args[k]
                 if not isinstance(t, torch.Tensor):
-                    return f"tensor_args[{k}] (argument `{name}`) should be a Tensor, got {type(t).__name__}"
-            elif (wrong := _not_an_int64(int_args[k])) is not None:
-                return f"int_args[{k}] (argument `{name}`) {wrong}"
+                    return message("TENSOR_SLOT_NOT_A_TENSOR", label=plan.label, slot=k, owner=owner,
+                                   type=type(t).__name__)
+            elif (wrong := _not_an_int64(plan.label, int_args, k, owner)) is not None:
+                return wrong
     for i, (out_kind, slot, _) in enumerate(plan.layout.outputs):
-        if out_kind == _OUT_INT and (wrong := _not_an_int64(int_args[slot])) is not None:
-            return f"int_args[{slot}] (int return {i}) {wrong}"
+        owner = message("SLOT_OF_INT_RETURN", index=i)
+        if out_kind == _OUT_INT and (wrong := _not_an_int64(plan.label, int_args, slot, owner)) is not None:
+            return wrong
     return None
 
 
-def _not_an_int64(v: Any) -> str | None:
+def _not_an_int64(label: str, int_args: Sequence[int], k: int, owner: str) -> str | None:
+    v = int_args[k]
     try:
         i = None if isinstance(v, bool) else operator.index(v)
     except TypeError:
         i = None
     if i is None:
-        return f"should be an int, got {type(v).__name__}"
-    return None if -(2**63) <= i < 2**63 else "does not fit in int64"
+        return message("INT_SLOT_NOT_AN_INT", label=label, slot=k, owner=owner, type=type(v).__name__)
+    return None if -(2**63) <= i < 2**63 else message("INT_SLOT_NOT_INT64", label=label, slot=k, owner=owner)
 
 
 def _check_elements(plan: CallPlan, int_args: Sequence[int], tensor_args: list[Any]) -> None:
     wrong = _wrong_element(plan, int_args, tensor_args)
     if wrong is not None:
-        raise CallError(f"{plan.label}: {wrong}")
+        raise CallError(wrong)
 
 
 def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_args: list[Any]) -> None:
@@ -265,143 +242,20 @@ def _store_outputs(plan: CallPlan, result: Any, int_args: Sequence[int], tensor_
         r = result[i]
         if kind == _OUT_TENSOR:
             if not isinstance(r, torch.Tensor):
-                raise CallError(f"{plan.label}: return {i} should be a Tensor, the op returned {type(r).__name__}")
+                raise CallError(message("RETURN_NOT_A_TENSOR", label=plan.label, index=i, type=type(r).__name__))
             tensor_args[slot] = r
         elif kind == _OUT_TENSORS:
             if len(r) != extra:
-                raise CallError(
-                    f"{plan.label}: return {i} is a list of {len(r)} tensors, but the spec has {extra} output slots")
+                raise CallError(message("RETURN_LIST_LENGTH", label=plan.label, index=i, count=len(r), slots=extra))
             tensor_args[slot:slot + extra] = r
         elif kind == _OUT_OPT_TENSOR:
             if (r is None) != (extra == 0):
-                raise CallError(
-                    f"{plan.label}: return {i} was {'None' if extra == 0 else 'a Tensor'} at export, "
-                    f"the op returned {'None' if r is None else 'a Tensor'}")
+                raise CallError(message("RETURN_NONE_CHANGED", label=plan.label, index=i,
+                                        exported="None" if extra == 0 else "a Tensor",
+                                        returned="None" if r is None else "a Tensor"))
             if extra:
                 tensor_args[slot] = r
         elif kind == _OUT_INT and (type(int_args[slot]) is not int or r != int_args[slot]):
             _check_elements(plan, int_args, tensor_args)
-            raise CallError(
-                f"{plan.label}: int return {i} is {r}, but the caller expects {int_args[slot]} "
-                f"(int_args[{slot}]); the compiled code specialized on that value")
-
-
-# ----------------------------------------------------------------------------------------------
-# Load: validation and planning
-
-
-def _plan_node(index: int, node: ExternKernelNode, cache: SchemaCache, call_layout: CallLayout,
-               allowed: tuple[str, ...], device: torch.device | None) -> CallPlan:
-    """`_plan`, its errors marked with the node they are about (`ExternSpecError.node`)."""
-    try:
-        return _plan(index, _label(index, node.name, node.node.target), node.node, cache,
-                     call_layout == CallLayout.OMITTED_DEFAULTS_PASSED, allowed, device)
-    except ExternSpecError as exc:
-        exc.node = index
-        raise
-
-
-def _plan(index: int, label: str, node: Node, cache: SchemaCache, defaults_passed: bool,
-          allow_ops: tuple[str, ...], device: torch.device | None) -> CallPlan:
-    """The layout, then what a call needs besides: the op policy's verdict, the static values
-    decoded, each dynamic argument's place in the op's positional or keyword arguments, and the
-    op policy's checks of the call's ints where it has some."""
-    if node.target == "call_torchbind":
-        raise SpecMismatchError(_torchbind_refusal(label))
-    op, schema = _op(label, node, cache)
-    qualified = f"{op._schema.name}.{op._overloadname}"
-    reason = op_policy.denial(qualified, allow_ops)
-    if reason is not None:
-        raise SpecMismatchError(op_policy.denied_message(label, qualified, reason))
-    exported = cache.export_schema(label, node)
-    given = _given(label, node, schema, exported)
-    _check_guards(label, qualified, schema, given)
-    layout = _layout(label, node, schema, exported, given, defaults_passed, device)
-
-    pos: list[Any] = []
-    pos_default: list[bool] = []
-    kwargs: dict[str, Any] = {}
-    fills: list[_Fill] = []
-    fill_names: list[str] = []
-    places: dict[str, tuple[int | str | None, Any]] = {}  # argument -> (position or keyword, static value)
-    by_keyword = False  # once an argument is omitted, later positional ones go by keyword
-    for p, placed in zip(schema.params, layout.args, strict=True):
-        if placed.arg is None:
-            by_keyword = by_keyword or not p.kwarg_only
-            places[p.name] = (None, p.default_value)
-            continue
-        positional = not p.kwarg_only and not by_keyword
-        key: Any = len(pos) if positional else p.name
-        value = placed.value
-        is_default = False
-        if placed.read is not None:
-            fills.append(_Fill(positional, key, placed.read, placed.start, placed.stop, placed.pattern))
-            fill_names.append(p.name)
-        else:
-            # A device equal to the op's default still passes: the runtime device replaces it.
-            is_default = (p.default_arg is not None and same_argument(placed.arg, p.default_arg)
-                          and not (device is not None and placed.arg.type == "as_device"))
-        places[p.name] = (key, value)
-        if positional:
-            pos.append(value)
-            pos_default.append(is_default)
-        elif not is_default:
-            # Keywords cost a few µs per call: one that restates the op's own default is left out.
-            kwargs[p.name] = value
-    while pos_default and pos_default[-1]:  # likewise trailing positional defaults
-        pos_default.pop()
-        pos.pop()
-
-    outputs = layout.outputs
-    return CallPlan(
-        op=op, call=_checked(index, label, op._op, qualified, places, len(pos), kwargs), label=label, pos=pos,
-        kwargs=kwargs, fills=tuple(fills), fill_names=tuple(fill_names),
-        num_ints=layout.int_inputs + layout.int_outputs, num_tensors=layout.tensor_inputs + layout.tensor_outputs,
-        layout=layout, single_return=len(schema.returns) == 1,
-        single_tensor_slot=outputs[0].slot if len(outputs) == 1 and outputs[0].kind == _OUT_TENSOR else -1,
-    )
-
-
-_Reader = Callable[[tuple[Any, ...], dict[str, Any]], Any]
-
-
-def _reader(label: str, places: dict[str, tuple[int | str | None, Any]], name: str, num_pos: int,
-            kwargs: dict[str, Any]) -> _Reader:
-    """How a call's argument `name` is read from the op's positional and keyword arguments (its
-    static value when the plan leaves it out as the op's default)."""
-    if name not in places:
-        raise SpecMismatchError(f"{label}: the op policy checks argument `{name}`, which the runtime op schema "
-                                "does not have")
-    key, static = places[name]
-    if isinstance(key, int) and key < num_pos:
-        return lambda pos, kw: pos[key]
-    if isinstance(key, str) and key in kwargs:
-        return lambda pos, kw: kw[key]
-    return lambda pos, kw: static
-
-
-def _checked(index: int, label: str, call: Any, qualified: str, places: dict[str, tuple[int | str | None, Any]],
-             num_pos: int, kwargs: dict[str, Any]) -> Any:
-    """`call` (the op's callable) behind the op policy's checks of its ints (`ES_CHECK`), for the
-    ops that have some; the other ops get `call` itself, so their calls do not pay for them. A value
-    that breaks one is a CallError naming the node, the op and the argument, and the kernel is not
-    called. `places`, `num_pos`, `kwargs`: where the plan puts each argument."""
-    checks = tuple((c, _reader(label, places, c.arg, num_pos, kwargs),
-                    _reader(label, places, c.tensor, num_pos, kwargs) if c.tensor else None)
-                   for c in op_policy.checks(qualified))
-    if not checks:
-        return call
-
-    def checked(*pos: Any, **kwargs: Any) -> Any:
-        for check, read_arg, read_tensor in checks:
-            value = read_arg(pos, kwargs)
-            if value is None:
-                continue
-            tensor = read_tensor(pos, kwargs) if read_tensor is not None else None
-            rank = tensor.dim() if isinstance(tensor, torch.Tensor) else 0
-            problem = check.problem(list(value) if isinstance(value, (list, tuple)) else [value], rank)
-            if problem is not None:
-                raise CallError(op_policy.check_message(label, check, value, problem), node=index)
-        return call(*pos, **kwargs)
-
-    return checked
+            raise CallError(message("INT_RETURN_CHANGED", label=plan.label, index=i, value=r,
+                                    expected=int_args[slot], slot=slot))

@@ -1,0 +1,23 @@
+"""Message fragments typed by hand in both languages (issue 46 item 1), counted by
+`tests.support.typed_twice` (its docstring says how). Messages both languages say come from one
+table (`include/externspec/torch/messages.def` and the other `.def` files); what is still typed
+twice is counted here, and the count may only go down: a new fragment typed in both languages is a
+message to add to the table."""
+
+from __future__ import annotations
+
+from tests.support.paths import REPO
+from tests.support.typed_twice import typed_twice
+
+# Measured when the table was introduced (99 before it, `python -m tests.support.typed_twice`):
+# the statics' checks of the layout, op lookup's hints, the denied-op message (its
+# quotes: a .def string has no escapes), the device parser, the decoder's version and range
+# messages and the runner's stream and size messages are still worded in each language.
+REMAINING = 35
+
+
+def test_no_more_fragments_are_typed_in_both_languages() -> None:
+    found = typed_twice(REPO)
+    listing = "\n".join(f"{py} | {cpp} | {frag!r}" for frag, (py, cpp) in sorted(found.items(), key=lambda kv: kv[1]))
+    assert len(found) <= REMAINING, (f"{len(found)} fragments typed in both languages (at most {REMAINING}); word "
+                                     f"the new ones once, in messages.def:\n{listing}")
