@@ -46,7 +46,7 @@ class Limits:
 
     max_json_bytes: int = 256 * 1024 * 1024  # one JSON document (the process default: MAX_JSON_BYTES)
     max_source_bytes: int = _DEFAULTS["max_source_bytes"]  # a package's `*.wrapper.cpp`, read for its records
-    max_extracted_bytes: int = _DEFAULTS["max_extracted_bytes"]  # written (or, from bytes, held); 0: 16 times the package
+    max_extracted_bytes: int = _DEFAULTS["max_extracted_bytes"]  # written (from bytes: held); 0: 16x the package
     max_custom_object_bytes: int = _DEFAULTS["max_custom_object_bytes"]  # each torchbind object read
 
     def __post_init__(self) -> None:
