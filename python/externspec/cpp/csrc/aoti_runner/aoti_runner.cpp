@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
@@ -241,8 +242,9 @@ const std::string& AOTIRunner::metadata() const { return package_->metadata; }
 void AOTIRunner::load(const ReadPackage& read, const AOTIRunnerOptions& options) {
   device_ = runner_device(options.device);
   // As a count: a size_t over int64's range is refused too, not wrapped to a negative.
-  AOTIRunnerOptions::check_num_models(
-      static_cast<std::int64_t>(std::min<std::size_t>(options.num_models, AOTIRunnerOptions::kMaxNumModels + 1)));
+  // The number given, in the message (clamped only where it has no int64 value).
+  AOTIRunnerOptions::check_num_models(static_cast<std::int64_t>(
+      std::min<std::size_t>(options.num_models, static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()))));
   num_models_ = options.num_models;
   admission_ = std::make_unique<Admission>(num_models_);
   package_ = read(device_);
