@@ -1,4 +1,5 @@
-"""The `.def` data files under `include/externspec/torch/`, which the C++ sources #include with
+"""The `.def` data files under `include/externspec/` (the decoder's and the runtime's: messages.def)
+and `include/externspec/torch/` (the torch runtime's), which the C++ sources #include with
 their macros defined (X-macros) and Python reads with `entries`: one `ES_NAME(field, ...)` entry a
 line; `//` comments, preprocessor lines (`#...`: the defaults of the macros) and blank lines are
 ignored. A field is an identifier, a number or a string in double
@@ -15,7 +16,8 @@ from pathlib import Path
 # from cpp_include: `import externspec` reads the package layout, and `python -m
 # externspec.cpp_include` warns when the package's import has already imported the module it runs.
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
-TORCH_DEF_DIR = INCLUDE_DIR / "externspec" / "torch"
+DEF_DIR = INCLUDE_DIR / "externspec"  # tables both the decoder and the torch runtime read
+TORCH_DEF_DIR = DEF_DIR / "torch"  # tables of the torch runtime
 
 _ENTRY = re.compile(r"(ES_[A-Z_]+)\((.*)\)\Z")
 _FIELD = re.compile(r'\s*(?:"([^"\\]*)"|(\w+))\s*(?:,|\Z)')

@@ -1,4 +1,4 @@
-"""The messages both languages render, from one table: `include/externspec/torch/messages.def`,
+"""The messages both languages render, from one table: `include/externspec/messages.def`,
 which the C++ sources #include (`messages.h`) and this module reads. A message is worded once;
 tests/cpp/test_messages.py renders every entry through both languages and compares.
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
-from ._def_file import TORCH_DEF_DIR, entries
+from ._def_file import DEF_DIR, entries
 
 __all__ = ["MESSAGES", "MESSAGES_FILE", "message", "placeholders"]
 
-MESSAGES_FILE = TORCH_DEF_DIR / "messages.def"
+MESSAGES_FILE = DEF_DIR / "messages.def"
 
 # name -> text, in the file's order.
 MESSAGES: dict[str, str] = {fields[0]: fields[1] for _, macro, fields in entries(MESSAGES_FILE)

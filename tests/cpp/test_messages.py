@@ -1,4 +1,4 @@
-"""Messages are worded once (issue 46 item 1): `include/externspec/torch/messages.def` is the one
+"""Messages are worded once (issue 46 item 1): `include/externspec/messages.def` is the one
 table both languages render from. Every entry, rendered by Python (`externspec.messages`) and by
 C++ (`externspec::render_message` through es.cpp's binding) with the same values, is the same text;
 and the table's shape is what both readers need (unique names, placeholders that are names)."""

@@ -1,6 +1,6 @@
 """Message fragments typed by hand in both languages (issue 46 item 1), counted by
 `tests.support.typed_twice` (its docstring says how). Messages both languages say come from one
-table (`include/externspec/torch/messages.def` and the other `.def` files); what is still typed
+table (`include/externspec/messages.def` and the other `.def` files); what is still typed
 twice is counted here, and the count may only go down: a new fragment typed in both languages is a
 message to add to the table."""
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include <externspec/torch/errors.h>
-#include <externspec/torch/messages.h>
+#include <externspec/messages.h>
 
 namespace externspec {
 namespace {

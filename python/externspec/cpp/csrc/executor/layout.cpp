@@ -11,7 +11,7 @@
 #include <utility>
 
 #include <externspec/torch/errors.h>
-#include <externspec/torch/messages.h>
+#include <externspec/messages.h>
 
 #include "executor/abi.h"
 #include "executor/op_policy.h"

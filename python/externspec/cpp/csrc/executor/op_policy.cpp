@@ -7,7 +7,7 @@
 #include <iterator>
 
 #include <externspec/torch/errors.h>
-#include <externspec/torch/messages.h>
+#include <externspec/messages.h>
 
 #include "executor/ops.h"
 

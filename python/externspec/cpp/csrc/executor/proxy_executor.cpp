@@ -12,7 +12,7 @@
 #include <utility>
 
 #include <externspec/torch/errors.h>
-#include <externspec/torch/messages.h>
+#include <externspec/messages.h>
 
 #include "executor/call_layout.h"
 #include "executor/plan.h"

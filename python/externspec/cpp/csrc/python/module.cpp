@@ -23,7 +23,7 @@
 
 #include <externspec/torch/aoti_runner.h>
 #include <externspec/torch/errors.h>
-#include <externspec/torch/messages.h>
+#include <externspec/messages.h>
 #include <externspec/torch/proxy_executor.h>
 
 #include "executor/torch_types.h"

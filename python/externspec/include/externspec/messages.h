@@ -13,7 +13,7 @@ namespace externspec {
 
 enum class Message : std::size_t {
 #define ES_MESSAGE(name, text) name,
-#include <externspec/torch/messages.def>
+#include <externspec/messages.def>
 #undef ES_MESSAGE
 };
 
@@ -25,7 +25,7 @@ struct MessageEntry {
 
 inline constexpr MessageEntry kMessages[] = {
 #define ES_MESSAGE(name, text) {#name, text},
-#include <externspec/torch/messages.def>
+#include <externspec/messages.def>
 #undef ES_MESSAGE
 };
 
