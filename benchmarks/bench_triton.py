@@ -4,7 +4,7 @@ on the CPU): externspec's backend against Triton's Python backend running torch'
 (tests/packaging/custom_op_package.py: C++ custom ops from an op library mixed with compiled code,
 fixed shapes; the cross-version matrix's packages are not used because torch's own runner cannot run
 them: "Mismatch between ints consumed and num_ints"), the same server, the same gRPC client (one
-prebuilt request sent by threads, `_cell`); requests from 1, 4 and 16 concurrent clients, each cell
+prebuilt request sent by client processes, `_cell`); requests from 1, 4 and 16 concurrent clients, each cell
 run for SECONDS after a warm-up; every model has 2 instances (the machine has 2 cores). The Python
 backend's stub embeds the system's Python (3.11.2 here) and loads the es.cpp build of this
 environment's Python (3.11.7): es.cpp's build is keyed by the interpreter's ABI, not its micro release.
@@ -14,13 +14,14 @@ environment's Python (3.11.7): es.cpp's build is keyed by the interpreter's ABI,
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import sys
 import sysconfig
 import tempfile
-import threading
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
@@ -85,41 +86,55 @@ def _server_cpu_s(pid: int) -> float:
     return total
 
 
-def _cell(server: object, model: str, clients: int) -> tuple[float, float, float, float]:
-    """(requests/s, p50 ms, p99 ms, server CPU ms per request) of `clients` threads sending for
-    SECONDS. Each thread is a gRPC stub of tritonclient's service sending one prebuilt request: a
-    tritonclient.grpc client's own Python work per request (about 0.3 ms of CPU here) outweighed the
-    backend's, and the clients share the 2 cores with the server."""
+def _client(url: str, request: bytes, start_at: float, replies: Connection) -> None:
+    """One client, a process of its own: a gRPC stub of tritonclient's service sending one prebuilt
+    request from `start_at - 1 s` (warm-up) and timing each reply for SECONDS from `start_at`; the
+    latencies in seconds go back through `replies`."""
     import grpc
-    from tritonclient.grpc import service_pb2_grpc
+    from tritonclient.grpc import service_pb2, service_pb2_grpc
 
+    message, mine = service_pb2.ModelInferRequest.FromString(request), []
+    with grpc.insecure_channel(url) as channel:
+        infer = service_pb2_grpc.GRPCInferenceServiceStub(channel).ModelInfer
+        while time.monotonic() < start_at:  # warm-up
+            infer(message)
+        while (now := time.monotonic()) < start_at + SECONDS:
+            reply = infer(message)
+            mine.append(time.monotonic() - now)
+    replies.send(mine if len(reply.raw_output_contents) == 2 else f"a reply without 2 outputs: {reply}")
+    replies.close()
+
+
+def _cell(server: object, model: str, clients: int) -> tuple[float, float, float, float]:
+    """(requests/s, p50 ms, p99 ms, server CPU ms per request) of `clients` client processes sending
+    for SECONDS. A process per client, not a thread: threads of one Python share its lock, and with 16
+    of them a reply waited for the lock (up to the 5 ms switch interval) before its latency was taken,
+    so the p99 measured the client. A stub of tritonclient's service, not tritonclient's client: that
+    one's own Python work per request (about 0.3 ms of CPU here) outweighed the backend's, and the
+    clients share the 2 cores with the server."""
     from tests.packaging import custom_op_package
 
-    request = _request(model, [t.numpy() for t in custom_op_package.example_inputs()])
-    latencies: list[float] = []
-    lock, start_at = threading.Lock(), time.monotonic() + 1.0
-
-    def client() -> None:
-        with grpc.insecure_channel(server.grpc_url) as channel:  # type: ignore[attr-defined]
-            infer, mine = service_pb2_grpc.GRPCInferenceServiceStub(channel).ModelInfer, []
-            while time.monotonic() < start_at:  # warm-up
-                infer(request)
-            while (now := time.monotonic()) < start_at + SECONDS:
-                reply = infer(request)
-                mine.append(time.monotonic() - now)
-            assert len(reply.raw_output_contents) == 2, reply
-        with lock:
-            latencies.extend(mine)
-
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    for t in threads:
-        t.start()
+    request = _request(model, [t.numpy() for t in custom_op_package.example_inputs()]).SerializeToString()  # type: ignore[attr-defined]
+    spawn = multiprocessing.get_context("spawn")  # no fork of a process that has run gRPC
+    start_at = time.monotonic() + 1.0 + 0.25 * clients  # the processes start within it (CLOCK_MONOTONIC: one clock)
+    pipes, processes = [], []
+    for _ in range(clients):
+        mine, theirs = spawn.Pipe(duplex=False)
+        processes.append(spawn.Process(target=_client, args=(server.grpc_url, request, start_at, theirs)))  # type: ignore[attr-defined]
+        processes[-1].start()
+        theirs.close()
+        pipes.append(mine)
     time.sleep(max(0.0, start_at - time.monotonic()))
     cpu = _server_cpu_s(server.process.pid)  # type: ignore[attr-defined]
     time.sleep(max(0.0, start_at + SECONDS - time.monotonic()))
     cpu = _server_cpu_s(server.process.pid) - cpu  # type: ignore[attr-defined]
-    for t in threads:
-        t.join()
+    latencies: list[float] = []
+    for pipe, process in zip(pipes, processes, strict=True):
+        got = pipe.recv()
+        process.join()
+        if isinstance(got, str):
+            raise RuntimeError(f"{model}: {got}")
+        latencies.extend(got)
     ms = np.array(latencies) * 1000
     return (len(latencies) / SECONDS, float(np.percentile(ms, 50)), float(np.percentile(ms, 99)),
             1000 * cpu / len(latencies))
