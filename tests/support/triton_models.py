@@ -90,7 +90,10 @@ def refused_models(tmp: Path) -> dict[str, tuple[Path, str, str]]:
                               ops + call_layout("NODE_ARGUMENTS"),
                               "(aten::addmm): its call in the package's wrapper passes 4 tensors and 2 ints"),
         "torchbind_no_opt_in": (torchbind_models.package("foo_ops"), op_libraries(torchbind_models.LIBRARY),
-                                "the model's extern calls use torchbind objects the package holds"),
+                                "torchbind objects the package holds (`_torchbind_obj0`); loading them unpickles "
+                                "package data, which runs code of their classes: pass AOTIRunnerOptions::"
+                                "load_custom_objects = true (Python: load_custom_objects=True; Triton: the model's "
+                                'parameter load_custom_objects, "true")'),
         "gpu_kind": (lite, ops + "instance_group [{ kind: KIND_GPU }]\n", "KIND_GPU"),
         "too_many_instances": (lite, ops + "instance_group [{ count: 1000, kind: KIND_CPU }, "
                                            "{ count: 1000, kind: KIND_CPU }]\n",

@@ -31,8 +31,9 @@ CustomObjects custom_objects(ZipArchive& package, const AOTIRunnerOptions& optio
     throw PackageError(package.label(custom_objects_config(options.model_name)) +
                        ": the model's extern calls use torchbind objects the package holds (" + missing +
                        "); loading them unpickles package data, which runs code of their classes: pass "
-                       "AOTIRunnerOptions::load_custom_objects = true (Python: load_custom_objects=True) "
-                       "for a package you trust, or give the objects in custom_objects");
+                       "AOTIRunnerOptions::load_custom_objects = true (Python: load_custom_objects=True; Triton: "
+                       "the model's parameter load_custom_objects, \"true\") for a package you trust, or "
+                       "give the objects in custom_objects");
   return objects;
 }
 
