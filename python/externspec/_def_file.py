@@ -2,8 +2,9 @@
 and `include/externspec/torch/` (the torch runtime's), which the C++ sources #include with
 their macros defined (X-macros) and Python reads with `entries`: one `ES_NAME(field, ...)` entry a
 line; `//` comments, preprocessor lines (`#...`: the defaults of the macros) and blank lines are
-ignored. A field is an identifier, a number or a string in double
-quotes without escapes. Data both languages need is written once there (op_policy.def,
+ignored. A field is an identifier, a number or a string in double quotes whose only escapes are
+`\\"` and `\\\\`, read as the C++ compiler reads them (any other escape is refused: both languages must
+read the same text). Data both languages need is written once there (op_policy.def,
 torch_enums.def)."""
 
 from __future__ import annotations
@@ -20,7 +21,17 @@ DEF_DIR = INCLUDE_DIR / "externspec"  # tables both the decoder and the torch ru
 TORCH_DEF_DIR = DEF_DIR / "torch"  # tables of the torch runtime
 
 _ENTRY = re.compile(r"(ES_[A-Z_]+)\((.*)\)\Z")
-_FIELD = re.compile(r'\s*(?:"([^"\\]*)"|(\w+))\s*(?:,|\Z)')
+_FIELD = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|(\w+))\s*(?:,|\Z)')
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def _unescape(text: str, where: str) -> str:
+    """A string field's text as the C++ compiler reads the literal: `\\"` is `"`, `\\\\` is `\\`."""
+    def one(m: re.Match[str]) -> str:
+        if m.group(1) not in ('"', "\\"):
+            raise ValueError(f"{where}: the escape `\\{m.group(1)}` is not read (a field's escapes are \\\" and \\\\)")
+        return m.group(1)
+    return _ESCAPE.sub(one, text)
 
 
 def _fields(text: str, where: str) -> list[str]:
@@ -29,7 +40,7 @@ def _fields(text: str, where: str) -> list[str]:
         m = _FIELD.match(text, pos)
         if m is None:
             raise ValueError(f"{where}: cannot read the fields of `{text}`")
-        fields.append(m.group(1) if m.group(1) is not None else m.group(2))
+        fields.append(_unescape(m.group(1), where) if m.group(1) is not None else m.group(2))
         pos = m.end()
     return fields
 

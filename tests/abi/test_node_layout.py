@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -139,25 +140,40 @@ def test_torch_written_index_add_takes_the_passed_alpha(executor: Executor) -> N
 
 # --- one set of kind names ----------------------------------------------------------------------
 
-_CPP_ONLY = {"FillKind": {"SCALARINTS"}}  # a Scalar[] of ints: Python's dispatcher takes a plain int list
+_CPP_ONLY = {"FillKind": {"SCALAR_INTS"}}  # a Scalar[] of ints: Python's dispatcher takes a plain int list
 _PYTHON_ONLY = {"SlotKind": {"DEFAULT"}}  # an omitted argument: a layout's kind, not an array
+_INCLUDE = Path(es.__file__).parent / "include"
 
 
-def _cpp_enum(name: str) -> set[str]:
-    """The members of C++ `enum class name`, spelled as Python's (upper case, no underscores)."""
-    include = Path(es.__file__).parent
-    text = "".join(p.read_text(encoding="utf-8") for p in (include / "include/externspec/torch/proxy_executor.h",
-                                                            include / "cpp/csrc/executor/abi.h"))
-    body = re.search(r"enum class " + name + r"\b[^{]*\{([^}]*)\}", text)
+def _enum_body(path: Path, name: str) -> str:
+    body = re.search(r"enum class " + name + r"\b[^{]*\{(.*?)\n\};", path.read_text(encoding="utf-8"), re.S)
     assert body is not None, name
-    return {re.sub(r"//.*", "", m).strip().upper() for m in body.group(1).split(",")} - {""}
+    return body.group(1)
 
 
-@pytest.mark.parametrize("name", ["FillKind", "OutKind", "SlotKind"])
-def test_the_kinds_have_the_same_names_in_both_executors(name: str) -> None:
+def test_the_slot_kinds_have_the_same_names_in_both_executors() -> None:
     from externspec.abi import SlotKind
-    from externspec.abi.layout import FillKind, OutKind
 
-    kinds = {"FillKind": FillKind, "OutKind": OutKind, "SlotKind": SlotKind}
-    python = {m.replace("_", "") for m in kinds[name].__members__}
-    assert python - _PYTHON_ONLY.get(name, set()) == _cpp_enum(name) - _CPP_ONLY.get(name, set())
+    abi_h = (Path(es.__file__).parent / "cpp/csrc/executor/abi.h").read_text(encoding="utf-8")
+    body = re.search(r"enum class SlotKind \{([^}]*)\}", abi_h)
+    assert body is not None
+    cpp_names = {m.strip().upper() for m in body.group(1).split(",")} - {""}
+    assert set(SlotKind.__members__) - _PYTHON_ONLY["SlotKind"] == cpp_names
+
+
+@pytest.mark.parametrize("name", ["FillKind", "OutKind"])
+def test_the_plan_kinds_are_one_table(name: str) -> None:
+    """FillKind and OutKind are executor_kinds.def's: the C++ enums as the preprocessor expands
+    proxy_executor.h's definitions (the enumerator's value is its position) are Python's, each name
+    upper-cased with its words split, less the kinds only C++ has."""
+    from externspec.abi import layout
+    from tests.support.cppbuild import COMPILER
+
+    body = _enum_body(_INCLUDE / "externspec/torch/proxy_executor.h", name)
+    out = subprocess.run([COMPILER, "-E", "-P", "-x", "c++", "-I", str(_INCLUDE), "-"], input=body,
+                         capture_output=True, text=True, check=True).stdout
+    cpp = [n.strip() for n in out.split(",") if n.strip()]
+    assert len(cpp) >= 5, out
+    upper = {re.sub(r"(?<=[a-z])(?=[A-Z])", "_", n).upper(): i for i, n in enumerate(cpp)}
+    python = {m.name: m.value for m in getattr(layout, name)}
+    assert python == {n: i for n, i in upper.items() if n not in _CPP_ONLY.get(name, set())}

@@ -6,10 +6,12 @@ and the table's shape is what both readers need (unique names, placeholders that
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 import externspec as es
+from externspec._def_file import entries
 from externspec.messages import MESSAGES, message, placeholders
 
 NAMES = sorted(MESSAGES)
@@ -35,3 +37,15 @@ def test_a_missing_value_is_refused_by_both() -> None:
         message("CALL_PLAN_TAKES", label="node 0")
     with pytest.raises(ValueError, match=r"no value for the message's \{passes\}"):
         es.cpp.extension().render_message("CALL_PLAN_TAKES", {"label": "node 0"})
+
+
+def test_a_def_string_reads_the_escapes_the_compiler_reads(tmp_path: Path) -> None:
+    """`\\"` and `\\\\` in a `.def` string are what C++ reads in the same literal (the denied-op
+    message's quotes); any other escape is refused rather than read differently."""
+    table = tmp_path / "t.def"
+    table.write_text('ES_T(A, "say \\"hi\\" and \\\\ once")\n', encoding="utf-8")
+    assert [fields for _, _, fields in entries(table)] == [["A", 'say "hi" and \\ once']]
+    table.write_text('ES_T(A, "a \\n b")\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"t\.def:1: the escape `\\n` is not read"):
+        list(entries(table))
+    assert '"' in MESSAGES["OP_DENIED"] and '\\"' not in MESSAGES["OP_DENIED"]

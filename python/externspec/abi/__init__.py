@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from .._generated import models
 from .._generated.models import Argument
+from ..messages import message
 
 BASE_OF_TYPE_KIND: dict[str, str] = dict(models.ABI_BASE_OF_TYPE_KIND)
 INPUT_MEMBERS: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in models.ABI_INPUT_MEMBERS.items()}
@@ -161,5 +162,5 @@ def split_target(target: str) -> OpName:
         name, dot, overload = rest.partition(".")
         parts = [ns, name, overload if dot else "default"] if sep else []
     if not parts or not all(_IDENT.match(p) and not p.startswith("__") for p in parts):
-        raise ValueError(f"`{target}` is not of the form ns::op or ns::op.overload")
+        raise ValueError(message("NOT_AN_OP_TARGET", target=target))
     return OpName(*parts)

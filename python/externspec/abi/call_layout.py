@@ -31,7 +31,7 @@ def call_layout_option(value: CallLayout | str) -> CallLayout | None:
         return None
     if isinstance(value, str) and value in CallLayout.__members__:
         return CallLayout[value]
-    raise ValueError(f"call_layout must be \"auto\", \"NODE_ARGUMENTS\" or \"OMITTED_DEFAULTS_PASSED\", got {value!r}")
+    raise ValueError(message("CALL_LAYOUT_OPTION_UNKNOWN", value=repr(value)))
 
 
 def planned_layout(schema_version: Any, stated: CallLayout | None, option: CallLayout | None) -> CallLayout | None:

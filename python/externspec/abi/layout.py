@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from typing import Any, NamedTuple
 
 import torch
 
+from .._def_file import TORCH_DEF_DIR, entries
 from .._generated.models import Argument, CallLayout, Node
 from ..errors import ExternSpecError, SpecMismatchError, UnsupportedError
 from ..messages import message
@@ -41,26 +43,22 @@ __all__ = [
 ]
 
 
-class FillKind(enum.IntEnum):
-    """What one dynamic argument reads from the arrays (C++: `FillKind` in proxy_executor.h; C++'s
-    ScalarInts, a `Scalar[]` of ints, is INTS here: Python's dispatcher takes a list of ints for it)."""
-
-    TENSOR = 0  # one tensor slot
-    WRAPPED = 1  # one tensor slot holding a Python number passed for `Tensor`
-    TENSORS = 2  # n tensor slots -> Tensor[]
-    OPT_TENSORS = 3  # the non-None items of a Tensor?[]
-    INT = 4  # one int slot
-    INTS = 5  # n int slots -> int[]
+KINDS_FILE = TORCH_DEF_DIR / "executor_kinds.def"
 
 
-class OutKind(enum.IntEnum):
-    """What a return writes (C++: `OutKind` in proxy_executor.h)."""
+def _kinds(macro: str) -> dict[str, int]:
+    """The Python executor's kinds of `macro` in executor_kinds.def, named as Python names enum members
+    (OptTensors -> OPT_TENSORS), each valued at its entry's position (the C++ enumerator's value)."""
+    found = [fields for _, m, fields in entries(KINDS_FILE) if m == macro]
+    return {re.sub(r"(?<=[a-z])(?=[A-Z])", "_", f[0]).upper(): i for i, f in enumerate(found)
+            if macro != "ES_FILL_KIND" or f[1] == "both"}
 
-    TENSOR = 0
-    TENSORS = 1
-    OPT_TENSOR = 2
-    NONE = 3
-    INT = 4
+
+# What one dynamic argument reads from the arrays and what a return writes (C++: `FillKind` and
+# `OutKind` in proxy_executor.h, from the same table; C++'s ScalarInts, a `Scalar[]` of ints, is INTS
+# here: Python's dispatcher takes a list of ints for it).
+FillKind = enum.IntEnum("FillKind", _kinds("ES_FILL_KIND"))  # type: ignore[misc]
+OutKind = enum.IntEnum("OutKind", _kinds("ES_OUT_KIND"))  # type: ignore[misc]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,18 +220,19 @@ def _place(p: Param, arg: Argument, given: bool, wrapped: bool, n_tensors: int, 
     if kind == SlotKind.TENSOR:
         pattern: tuple[bool, ...] = ()
         if member == "as_tensor":
-            read, n = (FillKind.WRAPPED if wrapped else FillKind.TENSOR), 1
+            read, n = (FillKind["WRAPPED"] if wrapped else FillKind["TENSOR"]), 1
         elif member == "as_tensors":
-            read, n = FillKind.TENSORS, len(arg.unwrap("as_tensors"))
+            read, n = FillKind["TENSORS"], len(arg.unwrap("as_tensors"))
         else:
             pattern = tuple(item.type == "as_tensor" for item in arg.unwrap("as_optional_tensors"))
-            read, n = FillKind.OPT_TENSORS, sum(pattern)
+            read, n = FillKind["OPT_TENSORS"], sum(pattern)
         return ArgLayout(p.name, kind, given, arg, start=n_tensors, stop=n_tensors + n, read=read, pattern=pattern)
     if kind == SlotKind.INT:
         if member in ("as_int", "as_sym_int"):
-            read, n = FillKind.INT, 1
+            read, n = FillKind["INT"], 1
         else:
-            read, n = FillKind.INTS, len(arg.unwrap("as_ints") if member == "as_ints" else arg.unwrap("as_sym_ints"))
+            ints = arg.unwrap("as_ints") if member == "as_ints" else arg.unwrap("as_sym_ints")
+            read, n = FillKind["INTS"], len(ints)
         return ArgLayout(p.name, kind, given, arg, start=n_ints, stop=n_ints + n, read=read)
     return ArgLayout(p.name, kind, given, arg)
 
@@ -302,11 +301,11 @@ def _decode_static(member: str, v: Any, device: torch.device | None) -> Any:
         return torch_types.runtime_device(v, device)
     if member == "as_complex":
         return complex(v.real, v.imag)
-    raise UnsupportedError(f"member `{member}` cannot be an input")
+    raise UnsupportedError(message("MEMBER_NOT_AN_INPUT", member=member))
 
 
-_RETURN_KIND = {"as_tensor": OutKind.TENSOR, "as_tensors": OutKind.TENSORS, "as_optional_tensor": OutKind.OPT_TENSOR,
-                "as_none": OutKind.NONE, "as_int": OutKind.INT}
+_RETURN_KIND = {"as_tensor": OutKind["TENSOR"], "as_tensors": OutKind["TENSORS"],
+                "as_optional_tensor": OutKind["OPT_TENSOR"], "as_none": OutKind["NONE"], "as_int": OutKind["INT"]}
 
 
 def _place_outputs(label: str, schema: SchemaFacts, exported: SchemaFacts | None, node: Node,
@@ -332,7 +331,7 @@ def _place_outputs(label: str, schema: SchemaFacts, exported: SchemaFacts | None
             raise SpecMismatchError(message("OUTPUT_MEMBER", label=label, index=i, member=out.type, type=at, want=want))
         kind = _RETURN_KIND[want]
         ints, tensors = return_slots(out)
-        placed.append(OutputSlots(kind, i0 + n_ints if kind == OutKind.INT else t0 + n_tensors, tensors))
+        placed.append(OutputSlots(kind, i0 + n_ints if kind == OutKind["INT"] else t0 + n_tensors, tensors))
         n_tensors += tensors
         n_ints += ints
     return tuple(placed), n_tensors, n_ints

@@ -132,7 +132,7 @@ def check_allow_ops(allow_ops: Iterable[str]) -> tuple[str, ...]:
     out = tuple(allow_ops)
     for entry in out:
         if not isinstance(entry, str) or not _PATTERN.match(entry):
-            raise ValueError(f"allow_ops entry {entry!r} is not of the form ns::name, ns::name.overload or ns::*")
+            raise ValueError(message("ALLOW_OPS_ENTRY", entry=repr(entry)))
     return out
 
 
@@ -159,8 +159,7 @@ def check_message(label: str, check: Check, value: int | list[int], problem: str
 
 
 def denied_message(label: str, qualified: str, reason: str) -> str:
-    return (f"{label}: op `{qualified}` is denied by the executor's op policy: it {reason} "
-            f"(pass allow_ops=[\"{qualified.partition('.')[0]}\"] to allow it)")
+    return message("OP_DENIED", label=label, op=qualified, reason=reason, allow=qualified.partition(".")[0])
 
 
 def check_op_schema_text(label: str, key: str, text: str) -> None:

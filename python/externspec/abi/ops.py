@@ -19,6 +19,7 @@ import torch
 
 from .._generated.models import Argument, Node
 from ..errors import ExternSpecError, SpecMismatchError
+from ..messages import message
 from . import CUSTOM_OP_KEY, OP_SCHEMA_KEY, ArgType, arg_type, op_policy, split_target, torch_types
 from .arg_writer import ArgWriter, Slots
 
@@ -64,11 +65,10 @@ def resolve_op(target: str) -> torch._ops.OpOverload:
         op = getattr(packet, overload)
     except (AttributeError, RuntimeError):
         if not namespace_registered(ns):
-            raise NamespaceNotRegistered(ns, f"no op `{target}` is registered, nor any op of namespace `{ns}`: load "
-                                         f"the library that defines namespace `{ns}` first "
-                                         "(AOTIRunnerOptions::op_libraries, op_libraries=[...] in Python, or "
-                                         "torch.ops.load_library)") from None
-        raise LookupError(f"no op `{target}` is registered (load the library that defines it first)") from None
+            advice = message("LOAD_NAMESPACE_LIBRARY", namespace=ns)
+            raise NamespaceNotRegistered(ns, message("OP_NAMESPACE_NOT_REGISTERED", target=target, namespace=ns,
+                                                     advice=advice)) from None
+        raise LookupError(message("OP_NOT_REGISTERED", target=target)) from None
     if not isinstance(op, torch._ops.OpOverload):
         raise LookupError(f"`{target}` does not name an op overload")
     return op
@@ -185,7 +185,7 @@ class SchemaCache:
             try:
                 facts = self.exported[text] = schema_facts(torch._C.parse_schema(text))
             except RuntimeError as exc:
-                raise SpecMismatchError(f"{label}: metadata `{OP_SCHEMA_KEY}` is not an op schema: {exc}") from None
+                raise SpecMismatchError(message("NOT_AN_OP_SCHEMA", label=label, key=OP_SCHEMA_KEY, why=exc)) from None
         return facts
 
 
@@ -204,8 +204,7 @@ def node_op(label: str, node: Node, cache: SchemaCache) -> tuple[torch._ops.OpOv
     except ValueError as exc:  # no op, custom or not, is named so: no hint
         raise SpecMismatchError(f"{label}: {exc}") from None
     except LookupError as exc:
-        hint = (" (a torch.library.custom_op: define it in Python before loading)"
-                if node.metadata.get(CUSTOM_OP_KEY) == "1" else "")
+        hint = message("CUSTOM_OP_HINT") if node.metadata.get(CUSTOM_OP_KEY) == "1" else ""
         error = SpecMismatchError(f"{label}: {exc}{hint}")
         if isinstance(exc, NamespaceNotRegistered):
             error.missing_namespace = exc.namespace

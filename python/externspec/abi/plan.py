@@ -30,7 +30,7 @@ class Fill(NamedTuple):
     kind: FillKind
     start: int
     stop: int
-    pattern: tuple[bool, ...] = ()  # FillKind.OPT_TENSORS: True where a tensor slot is consumed
+    pattern: tuple[bool, ...] = ()  # FillKind OPT_TENSORS: True where a tensor slot is consumed
 
 
 
@@ -126,7 +126,7 @@ def _plan(index: int, label: str, node: Node, cache: SchemaCache, call_layout: C
         kwargs=kwargs, fills=tuple(fills), fill_names=tuple(fill_names),
         num_ints=layout.int_inputs + layout.int_outputs, num_tensors=layout.tensor_inputs + layout.tensor_outputs,
         layout=layout, single_return=len(schema.returns) == 1,
-        single_tensor_slot=outputs[0].slot if len(outputs) == 1 and outputs[0].kind == OutKind.TENSOR else -1,
+        single_tensor_slot=outputs[0].slot if len(outputs) == 1 and outputs[0].kind == OutKind["TENSOR"] else -1,
     )
 
 

@@ -48,9 +48,10 @@ from .plan import CallPlan, plan_node
 __all__ = ["ProxyExecutor"]
 
 # The call path compares kinds with module globals (one dict lookup, no class attribute lookup).
-_TENSOR, _WRAPPED, _TENSORS = FillKind.TENSOR, FillKind.WRAPPED, FillKind.TENSORS
-_OPT_TENSORS, _INT, _INTS = FillKind.OPT_TENSORS, FillKind.INT, FillKind.INTS
-_OUT_TENSOR, _OUT_TENSORS, _OUT_OPT_TENSOR, _OUT_INT = OutKind.TENSOR, OutKind.TENSORS, OutKind.OPT_TENSOR, OutKind.INT
+_TENSOR, _WRAPPED, _TENSORS = FillKind["TENSOR"], FillKind["WRAPPED"], FillKind["TENSORS"]
+_OPT_TENSORS, _INT, _INTS = FillKind["OPT_TENSORS"], FillKind["INT"], FillKind["INTS"]
+_OUT_TENSOR, _OUT_TENSORS = OutKind["TENSOR"], OutKind["TENSORS"]
+_OUT_OPT_TENSOR, _OUT_INT = OutKind["OPT_TENSOR"], OutKind["INT"]
 
 
 class ProxyExecutor:

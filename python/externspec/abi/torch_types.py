@@ -16,6 +16,7 @@ import torch
 from .._def_file import TORCH_DEF_DIR, entries
 from .._generated.models import Device, Layout, MemoryFormat, ScalarType
 from ..errors import UnsupportedError
+from ..messages import message
 from . import op_policy
 
 if TYPE_CHECKING:
@@ -125,12 +126,11 @@ def torch_device(value: Device) -> torch.device:
     top = op_policy.policy().limits["device_index_max"]
     if value.index is not None and not 0 <= value.index <= top:
         # c10's DeviceIndex is int8: torch.device("cuda", 257) would silently be cuda:1.
-        raise UnsupportedError(f"device {value.type!r}:{value.index} is not a torch device: the index must be "
-                               f"0..{top} (c10's DeviceIndex)")
+        raise UnsupportedError(message("DEVICE_INDEX_RANGE", device=f"{value.type!r}:{value.index}", top=top))
     try:
         return torch.device(value.type) if value.index is None else torch.device(value.type, value.index)
     except (RuntimeError, ValueError) as exc:
-        raise UnsupportedError(f"device {value.type!r}:{value.index} is not a torch device: {exc}") from None
+        raise UnsupportedError(message("NOT_A_DEVICE", device=f"{value.type!r}:{value.index}", why=exc)) from None
 
 
 def runtime_device(value: Device, runtime: torch.device | None) -> torch.device:
@@ -154,17 +154,15 @@ def parse_device(text: torch.device | str) -> torch.device:
         top = op_policy.policy().limits["device_index_max"]
         digits = text.rpartition(":")[2] if ":" in text else ""
         if digits.isdigit() and digits.isascii() and int(digits) > top:
-            raise UnsupportedError(f"device {text!r} is not a torch device: the index must be 0..{top} "
-                                   "(c10's DeviceIndex)")
+            raise UnsupportedError(message("DEVICE_INDEX_RANGE", device=repr(text), top=top))
         try:
             device = torch.device(text)
         except (RuntimeError, ValueError) as exc:
-            raise UnsupportedError(f"device {text!r} is not a torch device: {exc}") from None
+            raise UnsupportedError(message("NOT_A_DEVICE", device=repr(text), why=exc)) from None
     # The CPU is one device: its tensors carry no index, so "cpu:0" is "cpu".
     if device.type == "cpu" and device.index is not None:
         if device.index != 0:
-            raise UnsupportedError(f"device {str(text)!r} is not a torch device: the CPU has no device "
-                                   f"{device.index} (write \"cpu\")")
+            raise UnsupportedError(message("CPU_DEVICE_INDEX", device=repr(str(text)), index=device.index))
         device = torch.device("cpu")
     return device
 
@@ -172,7 +170,7 @@ def parse_device(text: torch.device | str) -> torch.device:
 def _c10(table: tuple[str | None, ...], value: int, what: str) -> Any:
     name = table[value] if 0 <= value < len(table) else None
     if name is None or not hasattr(torch, name):
-        raise UnsupportedError(f"c10 {what} number {value} is unknown to this torch")
+        raise UnsupportedError(message("C10_NUMBER_UNKNOWN", what=what, value=value))
     return getattr(torch, name)
 
 

@@ -8,6 +8,8 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
+from ...messages import message
+
 
 def _is_shared_library(path: str) -> bool:
     """A shared library by name or by content (an ELF or Mach-O file: `libops.so.1`, a build's
@@ -66,5 +68,5 @@ def load_advice(exc: BaseException, nodes: Nodes) -> str:
     name, node = found
     target = getattr(node, "target", "")
     where = f"node {index} `{name}` ({target})" if name is not None else f"node {index} ({target})"
-    return (f"{where}: no op `{target}` is registered, nor any op of namespace `{namespace}`: register them first "
-            "with --load OPS (the .so library, .py file or module that defines them)")
+    advice = "register them first with --load OPS (the .so library, .py file or module that defines them)"
+    return f"{where}: " + message("OP_NAMESPACE_NOT_REGISTERED", target=target, namespace=namespace, advice=advice)

@@ -111,7 +111,7 @@ c10::IValue static_value(const ArgType& at, const Argument& arg, const CustomObj
       return it->second;
     }
     default:
-      throw UnsupportedError("member `" + std::string(arg.type()) + "` cannot be an input");
+      throw UnsupportedError(message(Message::MEMBER_NOT_AN_INPUT, {{"member", arg.type()}}));
   }
 }
 
@@ -305,7 +305,8 @@ std::optional<c10::FunctionSchema> export_schema(const std::string& label, const
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (const auto* ce = dynamic_cast<const c10::Error*>(&e)) what = ce->what_without_backtrace();
-    throw SpecMismatchError(label + ": metadata `" + std::string(METADATA_OP_SCHEMA) + "` is not an op schema: " + what);
+    throw SpecMismatchError(
+        message(Message::NOT_AN_OP_SCHEMA, {{"label", label}, {"key", METADATA_OP_SCHEMA}, {"why", what}}));
   }
 }
 

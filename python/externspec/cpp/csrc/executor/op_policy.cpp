@@ -189,9 +189,10 @@ void check_policy(const std::string& label, const std::string& qualified, const 
     bool allowed = false;
     for (const auto& a : allow_ops) allowed = allowed || matches(a, qualified);
     if (!allowed)
-      throw SpecMismatchError(label + ": op `" + qualified + "` is denied by the executor's op policy: it " +
-                              std::string(d.reason) + " (pass allow_ops=[\"" + qualified.substr(0, qualified.find('.')) +
-                              "\"] to allow it)");
+      throw SpecMismatchError(message(Message::OP_DENIED, {{"label", label},
+                                                           {"op", qualified},
+                                                           {"reason", d.reason},
+                                                           {"allow", qualified.substr(0, qualified.find('.'))}}));
   }
 }
 

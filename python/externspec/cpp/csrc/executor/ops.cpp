@@ -4,6 +4,7 @@
 #include <torch/custom_class_detail.h>
 
 #include <externspec/torch/errors.h>
+#include <externspec/messages.h>
 
 namespace externspec {
 namespace {
@@ -61,22 +62,22 @@ bool split_target(std::string_view target, std::string_view& ns, std::string_vie
 c10::OperatorHandle resolve_op(const std::string& label, const std::string& target, bool custom_op) {
   std::string_view ns, name, overload;
   if (!split_target(target, ns, name, overload))
-    throw SpecMismatchError(label + ": `" + target + "` is not of the form ns::op or ns::op.overload");
+    throw SpecMismatchError(label + ": " + message(Message::NOT_AN_OP_TARGET, {{"target", target}}));
   c10::OperatorName op_name(std::string(ns) + "::" + std::string(name),
                             overload == "default" ? std::string() : std::string(overload));
   auto handle = c10::Dispatcher::singleton().findSchema(op_name);
   if (!handle) {
-    std::string hint = custom_op ? " (a torch.library.custom_op: define it in Python before loading)" : "";
+    std::string hint = custom_op ? message(Message::CUSTOM_OP_HINT) : "";
     if (!namespace_registered(ns)) {
-      SpecMismatchError error(label + ": no op `" + target + "` is registered, nor any op of namespace `" +
-                              std::string(ns) + "`: load the library that defines namespace `" + std::string(ns) +
-                              "` first (AOTIRunnerOptions::op_libraries, op_libraries=[...] in Python, or "
-                              "torch.ops.load_library)" + hint);
+      std::string advice = message(Message::LOAD_NAMESPACE_LIBRARY, {{"namespace", ns}});
+      SpecMismatchError error(label + ": " +
+                              message(Message::OP_NAMESPACE_NOT_REGISTERED,
+                                      {{"target", target}, {"namespace", ns}, {"advice", advice}}) +
+                              hint);
       error.missing_namespace = std::string(ns);
       throw error;
     }
-    throw SpecMismatchError(label + ": no op `" + target +
-                            "` is registered (load the library that defines it first)" + hint);
+    throw SpecMismatchError(label + ": " + message(Message::OP_NOT_REGISTERED, {{"target", target}}) + hint);
   }
   return *handle;
 }

@@ -204,8 +204,7 @@ ProxyExecutor::ProxyExecutor(std::string_view json, CustomObjects custom_objects
     : custom_objects_(std::move(custom_objects)), device_(device) {
   for (const auto& entry : allow_ops)
     if (!is_allow_pattern(entry))
-      throw std::invalid_argument("allow_ops entry '" + entry +
-                                  "' is not of the form ns::name, ns::name.overload or ns::*");
+      throw std::invalid_argument(message(Message::ALLOW_OPS_ENTRY, {{"entry", "'" + entry + "'"}}));
   ExternKernelNodes spec = decode<ExternKernelNodes>(json, false, limits.max_json_bytes);
   // Node names are the buffers torch generated them for: a repeat means the spec was not written by
   // one export, and errors naming that node would be ambiguous.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <externspec/torch/errors.h>
+#include <externspec/messages.h>
 
 namespace externspec {
 namespace {
@@ -37,7 +38,7 @@ const std::pair<MemoryFormat, c10::MemoryFormat> kMemoryFormats[] = {
 };
 
 [[noreturn]] void unknown_c10(const char* what, std::int64_t value) {
-  throw UnsupportedError(std::string("c10 ") + what + " number " + std::to_string(value) + " is unknown to this torch");
+  throw UnsupportedError(message(Message::C10_NUMBER_UNKNOWN, {{"what", what}, {"value", std::to_string(value)}}));
 }
 
 }  // namespace
@@ -61,16 +62,16 @@ static_assert(limit_device_index_max == std::numeric_limits<c10::DeviceIndex>::m
 c10::Device to_c10(const Device& value) {
   // c10's DeviceIndex is int8: a larger index would wrap (257 is device 1).
   if (value.index && (*value.index < 0 || *value.index > limit_device_index_max))
-    throw UnsupportedError("device '" + value.type + "':" + std::to_string(*value.index) +
-                           " is not a torch device: the index must be 0.." + std::to_string(limit_device_index_max) +
-                           " (c10's DeviceIndex)");
+    throw UnsupportedError(message(Message::DEVICE_INDEX_RANGE,
+                                   {{"device", "'" + value.type + "':" + std::to_string(*value.index)},
+                                    {"top", std::to_string(limit_device_index_max)}}));
   std::string text = value.type;
   if (value.index) text += ":" + std::to_string(*value.index);
   try {
     return c10::Device(text);
   } catch (const c10::Error& e) {
-    throw UnsupportedError("device '" + value.type + "':" + (value.index ? std::to_string(*value.index) : "None") +
-                           " is not a torch device: " + e.what_without_backtrace());
+    std::string device = "'" + value.type + "':" + (value.index ? std::to_string(*value.index) : "None");
+    throw UnsupportedError(message(Message::NOT_A_DEVICE, {{"device", device}, {"why", e.what_without_backtrace()}}));
   }
 }
 
@@ -80,19 +81,20 @@ c10::Device parse_device(const std::string& text) {
   const std::string digits = colon == std::string::npos ? std::string() : text.substr(colon + 1);
   if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
       (digits.size() > 3 || std::stoi(digits) > limit_device_index_max))
-    throw UnsupportedError("device '" + text + "' is not a torch device: the index must be 0.." +
-                           std::to_string(limit_device_index_max) + " (c10's DeviceIndex)");
+    throw UnsupportedError(message(Message::DEVICE_INDEX_RANGE,
+                                   {{"device", "'" + text + "'"}, {"top", std::to_string(limit_device_index_max)}}));
   c10::Device device(c10::kCPU);
   try {
     device = c10::Device(text);
   } catch (const c10::Error& e) {
-    throw UnsupportedError("device '" + text + "' is not a torch device: " + e.what_without_backtrace());
+    throw UnsupportedError(
+        message(Message::NOT_A_DEVICE, {{"device", "'" + text + "'"}, {"why", e.what_without_backtrace()}}));
   }
   // The CPU is one device: its tensors carry no index, so "cpu:0" is "cpu" (kept, it refused them all).
   if (device.is_cpu() && device.has_index()) {
     if (device.index() != 0)
-      throw UnsupportedError("device '" + text + "' is not a torch device: the CPU has no device " +
-                             std::to_string(device.index()) + " (write \"cpu\")");
+      throw UnsupportedError(message(Message::CPU_DEVICE_INDEX,
+                                     {{"device", "'" + text + "'"}, {"index", std::to_string(device.index())}}));
     device = c10::Device(c10::kCPU);
   }
   return device;

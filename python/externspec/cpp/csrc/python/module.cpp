@@ -60,8 +60,8 @@ CustomObjects custom_objects_of(const py::dict& objects) {
 std::optional<externspec::CallLayout> call_layout_of(const std::string& name) {
   if (name == "auto") return std::nullopt;
   if (auto layout = externspec::enum_from_string<externspec::CallLayout>(name)) return layout;
-  throw std::invalid_argument("call_layout must be \"auto\", \"NODE_ARGUMENTS\" or \"OMITTED_DEFAULTS_PASSED\", got '" +
-                              name + "'");
+  throw std::invalid_argument(
+      externspec::message(externspec::Message::CALL_LAYOUT_OPTION_UNKNOWN, {{"value", "'" + name + "'"}}));
 }
 
 py::object call_layout_name(std::optional<externspec::CallLayout> layout) {

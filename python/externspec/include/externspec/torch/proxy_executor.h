@@ -45,15 +45,10 @@ struct CallLengths {
 
 class LayoutChoice;  // cpp/csrc/executor/call_layout.h
 
-// What one dynamic argument reads from the arrays.
+// What one dynamic argument reads from the arrays (executor_kinds.def, which the Python executor reads too).
 enum class FillKind : std::uint8_t {
-  Tensor,        // one tensor slot
-  Wrapped,       // one tensor slot holding a Python number passed for `Tensor` (re-wrapped)
-  Tensors,       // n tensor slots -> Tensor[]
-  OptTensors,    // the non-None items of a Tensor?[] -> List<optional<Tensor>>
-  Int,           // one int slot
-  Ints,          // n int slots -> int[]
-  ScalarInts,    // n int slots -> Scalar[] (a generic list of numbers)
+#define ES_FILL_KIND(name, executors, what) name,
+#include <externspec/torch/executor_kinds.def>
 };
 
 struct Fill {
@@ -65,7 +60,11 @@ struct Fill {
   std::string arg_name;          // for error messages
 };
 
-enum class OutKind : std::uint8_t { Tensor, Tensors, OptTensor, None, Int };
+// What one return writes into the arrays (executor_kinds.def).
+enum class OutKind : std::uint8_t {
+#define ES_OUT_KIND(name, what) name,
+#include <externspec/torch/executor_kinds.def>
+};
 
 // A precondition the op policy states on an int / int[] argument (op_policy.def, ES_CHECK),
 // checked on the call's stack before the kernel runs.
