@@ -14,6 +14,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from ..errors import DecodeError, ErrorDetail, problem
+from ..messages import message
 from .limits import MAX_DECODE_ERRORS, MAX_JSON_DEPTH
 
 _JSON_TYPE_NAMES = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null",
@@ -81,10 +82,9 @@ def _walk(model: type[BaseModel], loc: tuple[int | str, ...]) -> tuple[str, Any]
 
 
 # externspec's own sentences for pydantic's error types (its `msg` text is never used for these,
-# so a pydantic release cannot change them); the C++ decoder writes the same words.
+# so a pydantic release cannot change them); the C++ decoder writes the same words (messages.def's,
+# where both render them).
 _NON_FINITE = 'expected `float`: a bare NaN or Infinity literal is not JSON; write "NaN", "Infinity" or "-Infinity"'
-_INT_RANGE = "integer {input} out of range (input should be {bound})"
-_ENUM = "invalid enum value {input!r}: input should be {allowed}"
 
 
 def _allowed(values: list[int]) -> str:
@@ -146,11 +146,11 @@ def _message(err: Any, tp: Any = None) -> str:
     if kind == "extra_forbidden":
         return "unknown key"
     if kind in ("enum", "int_parsing_size") and _is_enum(tp):
-        return _ENUM.format(input=err.get("input"), allowed=_allowed([m.value for m in tp]))
+        return message("ENUM_VALUE_INVALID", input=repr(err.get("input")), allowed=_allowed([m.value for m in tp]))
     if kind == "less_than_equal" and "le" in ctx:
-        return _INT_RANGE.format(input=err.get("input"), bound=f"less than or equal to {ctx['le']}")
+        return message("INT_OUT_OF_RANGE", input=err.get("input"), bound=message("INT_AT_MOST", bound=ctx["le"]))
     if kind == "greater_than_equal" and "ge" in ctx:
-        return _INT_RANGE.format(input=err.get("input"), bound=f"greater than or equal to {ctx['ge']}")
+        return message("INT_OUT_OF_RANGE", input=err.get("input"), bound=message("INT_AT_LEAST", bound=ctx["ge"]))
     if kind == "json_invalid":  # the JSON parser's own description of the syntax error
         jiter = _jiter_error(err)
         if _kind(err) == "limit":  # in externspec's words, with jiter's location (`at line 1 column 202`)

@@ -21,6 +21,7 @@ import re
 
 from .._def_file import TORCH_DEF_DIR, entries
 from ..errors import DecodeError, problem
+from ..messages import message
 
 MAX_JSON_DEPTH = 200  # pydantic-core's parser limit: the most `max_depth` can be
 MAX_JSON_BYTES = 256 * 1024 * 1024  # default size limit (UTF-8 bytes of the JSON text)
@@ -83,8 +84,8 @@ def check_limits(data: str | bytes | bytearray, max_bytes: int | None = None, ma
     # A str is at most 4 UTF-8 bytes a character: measure exactly only near the limit.
     if (len(data) > limit or (isinstance(data, str) and len(data) * 4 > limit
                               and _utf8_size(data) > limit)):
-        raise DecodeError([problem("limit", "$", f"document of {_utf8_size(data)} bytes exceeds the size limit "
-                                                  f"of {limit} bytes")], source)
+        raise DecodeError([problem("limit", "$", message("DOCUMENT_TOO_LARGE", size=_utf8_size(data), limit=limit))],
+                          source)
     if max_depth is None or max_depth == MAX_JSON_DEPTH:
         return
     if not 0 <= max_depth <= MAX_JSON_DEPTH:
@@ -120,6 +121,6 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int | None = None) -> 
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
-            raise DecodeError([problem("limit", "$", f"document of {size} bytes exceeds the size limit of "
-                                                      f"{limit} bytes")], os.fspath(path))
+            raise DecodeError([problem("limit", "$", message("DOCUMENT_TOO_LARGE", size=size, limit=limit))],
+                              os.fspath(path))
         return f.read(limit + 1)
