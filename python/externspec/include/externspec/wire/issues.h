@@ -19,24 +19,22 @@ enum class JsonKind : std::uint8_t { Null, Bool, Int, UInt, BigInt, Double, Stri
 
 namespace detail {
 
-// What a problem is; the path is built while the exception unwinds, the innermost segment first.
-enum class IssueKind : std::uint8_t { Limit, Union, Missing, Unknown, Enum, Range, Type, Encoding, Syntax };
+// What a problem is (wire/error_kinds.def, the table Python's `externspec.errors.ERROR_KINDS` is read
+// from); the path is built while the exception unwinds, the innermost segment first.
+enum class IssueKind : std::uint8_t {
+#define ES_ERROR_KIND(enumerator, name, meaning) enumerator,
+#include "error_kinds.def"
+#undef ES_ERROR_KIND
+};
 
-// The kinds' names: Python's `externspec.errors.ERROR_KINDS` keys (tests/repo/test_error_records.py
-// holds the two lists equal).
+// The kinds' names, as records and Python name them.
 inline const char* error_kind_name(IssueKind kind) {
-  switch (kind) {
-    case IssueKind::Limit: return "limit";
-    case IssueKind::Union: return "union";
-    case IssueKind::Missing: return "missing";
-    case IssueKind::Unknown: return "unknown_key";
-    case IssueKind::Enum: return "enum";
-    case IssueKind::Range: return "int_range";
-    case IssueKind::Type: return "type";
-    case IssueKind::Encoding: return "encoding";
-    case IssueKind::Syntax: return "syntax";
-  }
-  return "syntax";
+  static constexpr const char* names[] = {
+#define ES_ERROR_KIND(enumerator, name, meaning) #name,
+#include "error_kinds.def"
+#undef ES_ERROR_KIND
+  };
+  return names[static_cast<std::size_t>(kind)];
 }
 
 struct Issue {
