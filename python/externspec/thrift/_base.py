@@ -256,7 +256,7 @@ def int_range(name: str) -> Callable[[int], None]:
 
 def check_depth(depth: int, pos: int) -> None:
     if depth > MAX_JSON_DEPTH:
-        raise Fail("limit", f"nesting deeper than {MAX_JSON_DEPTH} levels", pos)
+        raise Fail("limit", message("NESTING_TOO_DEEP", depth=MAX_JSON_DEPTH), pos)
 
 
 def read_string_at(buf: bytes, pos: int, n: int) -> tuple[str, int]:

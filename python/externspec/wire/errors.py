@@ -20,9 +20,9 @@ from .limits import MAX_DECODE_ERRORS, MAX_JSON_DEPTH
 _JSON_TYPE_NAMES = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null",
                     dict: "object", list: "array"}
 _EXPECTED = {
-    "int_type": "`int`", "string_type": "`str`", "bool_type": "`bool`", "f64_type": "`float`",
-    "list_type": "`array`", "dict_type": "`object`", "model_type": "`object`",
-    "model_attributes_type": "`object`", "int_from_float": "`int`",
+    "int_type": "int", "string_type": "str", "bool_type": "bool", "f64_type": "float",
+    "list_type": "array", "dict_type": "object", "model_type": "object",
+    "model_attributes_type": "object", "int_from_float": "int",
 }
 
 
@@ -93,6 +93,9 @@ def _allowed(values: list[int]) -> str:
     return text[0] if len(text) == 1 else f"{', '.join(text[:-1])} or {text[-1]}"
 
 
+# The messages of the problems that name a key (the key the object lacks or has).
+_KEYED = {"missing": "MISSING_FIELD", "extra_forbidden": "UNKNOWN_KEY"}
+
 # The kind of each pydantic error type the models raise (the union check's own types included).
 _KINDS = {
     **dict.fromkeys(_EXPECTED, "type"),
@@ -140,11 +143,9 @@ def _message(err: Any, tp: Any = None) -> str:
     if kind == "f64_type" and isinstance(err.get("input"), float):
         return _NON_FINITE
     if kind in _EXPECTED:
-        return f"expected {_EXPECTED[kind]}, got `{got}`"
-    if kind == "missing":
-        return "missing required field"
-    if kind == "extra_forbidden":
-        return "unknown key"
+        return message("WRONG_TYPE", expected=_EXPECTED[kind], got=got)
+    if kind in _KEYED and err.get("loc"):  # the key the object lacks or has
+        return message(_KEYED[kind], key=err["loc"][-1])
     if kind in ("enum", "int_parsing_size") and _is_enum(tp):
         return message("ENUM_VALUE_INVALID", input=repr(err.get("input")), allowed=_allowed([m.value for m in tp]))
     if kind == "less_than_equal" and "le" in ctx:
@@ -154,7 +155,7 @@ def _message(err: Any, tp: Any = None) -> str:
     if kind == "json_invalid":  # the JSON parser's own description of the syntax error
         jiter = _jiter_error(err)
         if _kind(err) == "limit":  # in externspec's words, with jiter's location (`at line 1 column 202`)
-            return f"nesting deeper than {MAX_JSON_DEPTH} levels{jiter.removeprefix(_JITER_LIMIT)}"
+            return message("NESTING_TOO_DEEP", depth=MAX_JSON_DEPTH) + jiter.removeprefix(_JITER_LIMIT)
         return f"Invalid JSON: {jiter}"
     return str(err["msg"])
 
@@ -165,10 +166,10 @@ def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[ErrorDet
     out = []
     for err in exc.errors(include_url=False)[:MAX_DECODE_ERRORS]:
         loc = tuple(err["loc"])
-        if err["type"] in ("missing", "extra_forbidden") and loc:
+        if err["type"] in _KEYED and loc:
             # Name the key in the message and point at the object that lacks or has it.
             key = str(loc[-1])
-            out.append(problem(_kind(err), json_path(model, loc[:-1]), f"{_message(err)} `{key}`", key))
+            out.append(problem(_kind(err), json_path(model, loc[:-1]), _message(err), key))
         else:
             path, tp = _walk(model, loc)
             out.append(problem(_kind(err, tp), path, _message(err, tp)))

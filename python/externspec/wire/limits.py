@@ -95,7 +95,7 @@ def check_limits(data: str | bytes | bytearray, max_bytes: int | None = None, ma
     if not 0 <= max_depth <= MAX_JSON_DEPTH:
         raise ValueError(f"max_depth must be between 0 and {MAX_JSON_DEPTH} (pydantic-core's limit), got {max_depth}")
     if _nesting_exceeds(data if not isinstance(data, str) else data.encode("utf-8", "surrogatepass"), max_depth):
-        raise DecodeError([problem("limit", "$", f"nesting deeper than {max_depth} levels")], source)
+        raise DecodeError([problem("limit", "$", message("NESTING_TOO_DEEP", depth=max_depth))], source)
 
 
 def _nesting_exceeds(data: bytes | bytearray, max_depth: int) -> bool:

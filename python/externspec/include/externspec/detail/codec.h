@@ -135,7 +135,7 @@ void decode_fields(const V& v, void* out, const Field<Decoding<V>>* fields, std:
     if (seen[i])
       c.part_at_field(f.name, [&] { f.slot.decode(slot[i], out, ctx); });
     else if (f.presence == Presence::Required)
-      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`", std::string(f.name));
+      c.here(IssueKind::Missing, message(Message::MISSING_FIELD, {{"key", f.name}}), std::string(f.name));
   }
   unknown.report(c);
   c.finish();

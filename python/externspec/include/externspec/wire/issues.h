@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#include "../messages.h"
 #include "errors.h"
 
 namespace externspec {
@@ -86,7 +87,7 @@ inline const char* kind_name(JsonKind k) {
 }
 
 [[noreturn]] inline void fail_type(const char* expected, JsonKind got) {
-  fail(IssueKind::Type, std::string("expected `") + expected + "`, got `" + kind_name(got) + "`");
+  fail(IssueKind::Type, message(Message::WRONG_TYPE, {{"expected", expected}, {"got", kind_name(got)}}));
 }
 
 // json.dumps(key) as Python renders it (ensure_ascii): map keys appear in paths as `["key"]`.
@@ -204,7 +205,7 @@ class UnknownKeys {
     if (keys_.empty() || collect_) keys_.push_back(key);
   }
   void report(Collector& c) const {
-    for (auto k : keys_) c.here(IssueKind::Unknown, "unknown key `" + std::string(k) + "`", std::string(k));
+    for (auto k : keys_) c.here(IssueKind::Unknown, message(Message::UNKNOWN_KEY, {{"key", k}}), std::string(k));
   }
 
  private:
