@@ -297,11 +297,13 @@ E decode_enum(const V& v) {
       const std::int64_t n = v.get_int();
       for (const auto& entry : EnumInfo<E>::entries)
         if (static_cast<std::int64_t>(entry.first) == n) return entry.first;
-      fail(IssueKind::Enum, message(Message::ENUM_VALUE_INVALID, {{"input", std::to_string(n)}, {"allowed", allowed_values<E>()}}));
+      fail(IssueKind::Enum,
+           message(Message::ENUM_VALUE_INVALID, {{"input", std::to_string(n)}, {"allowed", allowed_values<E>()}}));
     }
     case JsonKind::UInt:
     case JsonKind::BigInt:
-      fail(IssueKind::Enum, message(Message::ENUM_VALUE_INVALID, {{"input", v.number_text()}, {"allowed", allowed_values<E>()}}));
+      fail(IssueKind::Enum,
+           message(Message::ENUM_VALUE_INVALID, {{"input", v.number_text()}, {"allowed", allowed_values<E>()}}));
     default:
       fail_type("int", v.kind());
   }

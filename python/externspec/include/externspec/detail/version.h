@@ -25,8 +25,8 @@ struct ExternspecVersioned {
   static void check_major(std::int64_t major, std::int64_t minor) {
     // Majors start at 1 and minors at 0 (Python: externspec.wire.version._check_range).
     if (major < 1 || minor < 0)
-      throw VersionError("$.schema_version", message(Message::NOT_A_SCHEMA_VERSION, {{"version", version_text(major, minor)},
-                                                                                      {"first_major", "1"}}));
+      throw VersionError("$.schema_version", message(Message::NOT_A_SCHEMA_VERSION,
+                                                     {{"version", version_text(major, minor)}, {"first_major", "1"}}));
     if (major == SCHEMA_VERSION.major) return;
     const std::string remedy =
         major > SCHEMA_VERSION.major
@@ -35,7 +35,8 @@ struct ExternspecVersioned {
     throw VersionError("$.schema_version",
                        message(Message::OTHER_MAJOR, {{"version", version_text(major, minor)},
                                                       {"major", std::to_string(major)},
-                                                      {"reader", version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor)},
+                                                      {"reader", version_text(SCHEMA_VERSION.major,
+                                                                              SCHEMA_VERSION.minor)},
                                                       {"reader_major", std::to_string(SCHEMA_VERSION.major)},
                                                       {"remedy", remedy}}));
   }
