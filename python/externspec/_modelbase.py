@@ -29,6 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJson
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from .messages import message
+
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1
 
@@ -229,13 +231,11 @@ def _one_member_validator(union: str) -> Callable[[dict[str, Any]], tuple[dict[s
                 if fields_set is None:
                     fields_set = _MEMBER_SETS.setdefault(name, frozenset((name,)))
                 return members, None, fields_set
-            raise PydanticCustomError("union_null_member", "member `{member}` of `{union}` is null",
+            raise PydanticCustomError("union_null_member", message("UNION_MEMBER_NULL", member=name, union=union),
                                       {"member": name, "union": union})
-        raise PydanticCustomError(
-            "union_members",
-            "expected exactly one member of `{union}`, got {count}{names}",
-            {"union": union, "count": len(members), "names": f" ({', '.join(sorted(members))})" if members else ""},
-        )
+        given = message("UNION_MEMBERS_GIVEN", members=", ".join(sorted(members))) if members else ""
+        raise PydanticCustomError("union_members", message("UNION_ARITY", union=union, count=len(members)) + given,
+                                  {"union": union, "count": len(members)})
 
     return one_member
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from . import file_kind, package_layout
 from ._generated.models import ExportedProgram, ExternKernelNodes, PayloadConfig
 from .errors import ExternSpecError, PackageError
+from .messages import message
 from .wire import limits, loads
 
 # The largest wrapper source read: `Limits.max_source_bytes`'s default (es.cpp.AOTIRunner's too).
@@ -217,7 +218,8 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, sou
     cannot undo; the read is capped at the recorded size and must reach it, and zipfile verifies
     the CRC there."""
     if info.file_size > limit:
-        raise PackageError(f"{info.file_size} bytes, over the limit of {limit} bytes ({limit_name})", source=source)
+        raise PackageError(f"{message('MEMBER_TOO_LARGE', size=info.file_size, limit=limit)} ({limit_name})",
+                           source=source)
     if info.flag_bits & 0x1:
         raise PackageError("the member is encrypted (externspec reads only unencrypted archives)", source=source)
     if info.compress_type not in _COMPRESSIONS:

@@ -4,7 +4,7 @@ Errors are data, made where a problem is found: a `DecodeError` carries one `Err
 per problem (its *kind*, JSON path, message, and the key it names), built by the decoder that found
 it (pydantic's error type, the Thrift readers' sites, the C++ decoder's `IssueKind`, carried across
 the binding as records). The kinds are the keys of `ERROR_KINDS`; the C++ decoder names the same
-kinds (`externspec::error_kind_name`), and tests/repo/test_error_records.py holds both to one list. No
+kinds (`externspec::error_kind_name`): both read one table, include/externspec/wire/error_kinds.def. No
 code reads an error's kind, path or key back out of its message.
 """
 
@@ -14,6 +14,8 @@ import json
 import re
 from collections.abc import Sequence
 from typing import TypedDict
+
+from ._def_file import DEF_DIR, entries
 
 
 class ExternSpecError(Exception):
@@ -37,19 +39,11 @@ class ErrorDetail(TypedDict):
     key: str | None  # the key an `unknown_key` or `missing` problem names, else None
 
 
-# kind -> what it means. Every decoder labels its problems with one of these where it finds them.
-ERROR_KINDS: dict[str, str] = {
-    "limit": "the document exceeds a size or nesting limit",
-    "union": "a union does not have exactly one non-null member",
-    "missing": "a required field is missing",
-    "unknown_key": "a key, union member or field id this schema does not have",
-    "enum": "an integer that names no enum member",
-    "int_range": "an integer outside its field's range",
-    "type": "a value of the wrong JSON (or Thrift) type",
-    "encoding": "text that is not valid UTF-8, or a lone surrogate",
-    "truncated": "binary input that ends early or has bytes left over",
-    "syntax": "text that is not JSON (or not a Thrift document)",
-}
+# kind -> what it means. Every decoder labels its problems with one of these where it finds them; the
+# C++ decoder's `IssueKind` is read from the same table (include/externspec/wire/error_kinds.def).
+ERROR_KINDS_FILE = DEF_DIR / "wire" / "error_kinds.def"
+ERROR_KINDS: dict[str, str] = {fields[1]: fields[2] for _, macro, fields in entries(ERROR_KINDS_FILE)
+                               if macro == "ES_ERROR_KIND"}
 _LOC_PART = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\(key\)')
 
 MAX_LISTED_ERRORS = 20  # how many problems `str(DecodeError)` lists; `errors()` has them all

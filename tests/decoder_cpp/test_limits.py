@@ -1,14 +1,13 @@
 """The C++ decoder enforces Python's size and nesting limits: same defaults, same verdicts.
 
-The defaults are read from the generated header; the verdicts are compared with the conformance
-harness rebuilt with lowered limits (EXTERNSPEC_MAX_JSON_BYTES / EXTERNSPEC_MAX_JSON_DEPTH), so
-documents just inside and just outside each limit stay small.
+The defaults are one table both read (wire/limits.def), checked by a compiled program; the verdicts
+are compared with the conformance harness rebuilt with lowered limits (EXTERNSPEC_MAX_JSON_BYTES /
+EXTERNSPEC_MAX_JSON_DEPTH), so documents just inside and just outside each limit stay small.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from pathlib import Path
 
@@ -24,16 +23,23 @@ from tests.support.hostile_inputs import nesting_cases
 LOW_BYTES, LOW_DEPTH = 300, 5
 
 
-def _define(name: str) -> str:
-    text = (Path(get_include()) / "externspec" / "wire" / "errors.h").read_text(encoding="utf-8")
-    m = re.search(rf"#define {name} (.+)", text)
-    assert m, f"{name} not in wire/errors.h"
-    return m.group(1)
+_PRINT_DEFAULTS = """#include <cstdio>
+#include <externspec/wire.h>
+int main() {
+  std::printf("%zu %d %zu\\n", externspec::MAX_JSON_BYTES, externspec::MAX_JSON_DEPTH, externspec::MAX_DECODE_ERRORS);
+}
+"""
 
 
-def test_cpp_defaults_are_pythons() -> None:
-    assert eval(_define("EXTERNSPEC_MAX_JSON_BYTES").replace("u", "")) == wire.MAX_JSON_BYTES
-    assert int(_define("EXTERNSPEC_MAX_JSON_DEPTH")) == wire.MAX_JSON_DEPTH
+def test_cpp_defaults_are_pythons(tmp_path: Path) -> None:
+    """Both read wire/limits.def; compiled without the EXTERNSPEC_MAX_JSON_* macros, the C++ constants
+    are Python's (a lowered build, below, shows the macros still override them)."""
+    source = tmp_path / "print_defaults.cpp"
+    source.write_text(_PRINT_DEFAULTS, encoding="utf-8")
+    exe = build(source, CACHE, "print_decoder_defaults", ["-std=c++17", f"-I{get_include()}", "-Wall", "-Werror"])
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
+    assert [int(x) for x in out] == [wire.MAX_JSON_BYTES, wire.MAX_JSON_DEPTH, wire.MAX_DECODE_ERRORS]
+    assert (wire.MAX_JSON_BYTES, wire.MAX_JSON_DEPTH) == (256 * 1024 * 1024, 200)  # SECURITY.md's table
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

@@ -26,14 +26,16 @@ def build(source: Path | Sequence[Path], cache_dir: Path, name: str, flags: Sequ
     """Compile and link `source` (one file, or the translation units of one program) with `flags`
     into `cache_dir/name-<hash>` unless that binary exists.
 
-    The hash covers the sources, every shipped header, `extra_deps`, the flags and the compiler
+    The hash covers the sources, every shipped header and `.def` table, `extra_deps`, the flags and the compiler
     version. Raises RuntimeError with the compiler's output on failure.
     """
     sources = [source] if isinstance(source, Path) else list(source)
     h = hashlib.sha256()
     h.update(_compiler_version().encode())
     h.update("\0".join(flags).encode())
-    deps = [*sources, *sorted(Path(get_include()).rglob("*.h")), *extra_deps]
+    # The headers and the `.def` tables they #include (messages.def words the decoder's problems).
+    headers = sorted(p for p in Path(get_include()).rglob("*") if p.suffix in (".h", ".def"))
+    deps = [*sources, *headers, *extra_deps]
     for dep in deps:
         h.update(str(dep.name).encode())
         h.update(dep.read_bytes())

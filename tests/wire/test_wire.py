@@ -224,7 +224,8 @@ def test_bare_nan_literal_is_rejected_with_the_fix() -> None:
     ({"type": "enum", "input": 3, "ctx": {"expected": "(pydantic's list)"}}, es.ArgumentKind,
      "invalid enum value 3: input should be 0, 1 or 2"),
     ({"type": "int_type", "input": "x"}, None, "expected `int`, got `str`"),
-    ({"type": "missing", "input": {}}, None, "missing required field"),
+    ({"type": "missing", "input": {}, "loc": ("nodes", 0, "name")}, None, "missing required field `name`"),
+    ({"type": "extra_forbidden", "input": 1, "loc": ("extra",)}, None, "unknown key `extra`"),
 ])
 def test_messages_are_externspecs_words_not_pydantics(err: dict, tp: object, message: str) -> None:
     """pydantic's error *types* map onto externspec's sentences; its `msg` text is never read for

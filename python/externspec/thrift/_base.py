@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from .._modelbase import Union as UnionModel
 from ..errors import UnsupportedError
+from ..messages import message
 from ..wire.limits import MAX_JSON_DEPTH
 
 Protocol = Literal["binary", "compact"]
@@ -235,11 +236,11 @@ def union_check(cls: type, out: dict[str, Any], pos: int) -> None:
     if len(known) == 1:
         return
     if known:
-        raise Fail("union", f"expected exactly one member of `{cls.__name__}`, got {len(known)} "
-                             f"({', '.join(known)})", pos)
+        raise Fail("union", message("UNION_ARITY", union=cls.__name__, count=len(known))
+                   + message("UNION_MEMBERS_GIVEN", members=", ".join(known)), pos)
     unknown = [k.removeprefix(UNKNOWN_KEY) for k in out]
     extra = f" (only unknown field ids {', '.join(unknown)})" if unknown else ""
-    raise Fail("union", f"expected exactly one member of `{cls.__name__}`, got 0{extra}", pos)
+    raise Fail("union", message("UNION_ARITY", union=cls.__name__, count=0) + extra, pos)
 
 
 def int_range(name: str) -> Callable[[int], None]:
@@ -255,7 +256,7 @@ def int_range(name: str) -> Callable[[int], None]:
 
 def check_depth(depth: int, pos: int) -> None:
     if depth > MAX_JSON_DEPTH:
-        raise Fail("limit", f"nesting deeper than {MAX_JSON_DEPTH} levels", pos)
+        raise Fail("limit", message("NESTING_TOO_DEEP", depth=MAX_JSON_DEPTH), pos)
 
 
 def read_string_at(buf: bytes, pos: int, n: int) -> tuple[str, int]:

@@ -14,14 +14,15 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from ..errors import DecodeError, ErrorDetail, problem
+from ..messages import message
 from .limits import MAX_DECODE_ERRORS, MAX_JSON_DEPTH
 
 _JSON_TYPE_NAMES = {str: "str", int: "int", float: "float", bool: "bool", type(None): "null",
                     dict: "object", list: "array"}
 _EXPECTED = {
-    "int_type": "`int`", "string_type": "`str`", "bool_type": "`bool`", "f64_type": "`float`",
-    "list_type": "`array`", "dict_type": "`object`", "model_type": "`object`",
-    "model_attributes_type": "`object`", "int_from_float": "`int`",
+    "int_type": "int", "string_type": "str", "bool_type": "bool", "f64_type": "float",
+    "list_type": "array", "dict_type": "object", "model_type": "object",
+    "model_attributes_type": "object", "int_from_float": "int",
 }
 
 
@@ -81,10 +82,9 @@ def _walk(model: type[BaseModel], loc: tuple[int | str, ...]) -> tuple[str, Any]
 
 
 # externspec's own sentences for pydantic's error types (its `msg` text is never used for these,
-# so a pydantic release cannot change them); the C++ decoder writes the same words.
+# so a pydantic release cannot change them); the C++ decoder writes the same words (messages.def's,
+# where both render them).
 _NON_FINITE = 'expected `float`: a bare NaN or Infinity literal is not JSON; write "NaN", "Infinity" or "-Infinity"'
-_INT_RANGE = "integer {input} out of range (input should be {bound})"
-_ENUM = "invalid enum value {input!r}: input should be {allowed}"
 
 
 def _allowed(values: list[int]) -> str:
@@ -92,6 +92,9 @@ def _allowed(values: list[int]) -> str:
     text = [str(v) for v in values]
     return text[0] if len(text) == 1 else f"{', '.join(text[:-1])} or {text[-1]}"
 
+
+# The messages of the problems that name a key (the key the object lacks or has).
+_KEYED = {"missing": "MISSING_FIELD", "extra_forbidden": "UNKNOWN_KEY"}
 
 # The kind of each pydantic error type the models raise (the union check's own types included).
 _KINDS = {
@@ -140,21 +143,19 @@ def _message(err: Any, tp: Any = None) -> str:
     if kind == "f64_type" and isinstance(err.get("input"), float):
         return _NON_FINITE
     if kind in _EXPECTED:
-        return f"expected {_EXPECTED[kind]}, got `{got}`"
-    if kind == "missing":
-        return "missing required field"
-    if kind == "extra_forbidden":
-        return "unknown key"
+        return message("WRONG_TYPE", expected=_EXPECTED[kind], got=got)
+    if kind in _KEYED and err.get("loc"):  # the key the object lacks or has
+        return message(_KEYED[kind], key=err["loc"][-1])
     if kind in ("enum", "int_parsing_size") and _is_enum(tp):
-        return _ENUM.format(input=err.get("input"), allowed=_allowed([m.value for m in tp]))
+        return message("ENUM_VALUE_INVALID", input=repr(err.get("input")), allowed=_allowed([m.value for m in tp]))
     if kind == "less_than_equal" and "le" in ctx:
-        return _INT_RANGE.format(input=err.get("input"), bound=f"less than or equal to {ctx['le']}")
+        return message("INT_OUT_OF_RANGE", input=err.get("input"), bound=message("INT_AT_MOST", bound=ctx["le"]))
     if kind == "greater_than_equal" and "ge" in ctx:
-        return _INT_RANGE.format(input=err.get("input"), bound=f"greater than or equal to {ctx['ge']}")
+        return message("INT_OUT_OF_RANGE", input=err.get("input"), bound=message("INT_AT_LEAST", bound=ctx["ge"]))
     if kind == "json_invalid":  # the JSON parser's own description of the syntax error
         jiter = _jiter_error(err)
         if _kind(err) == "limit":  # in externspec's words, with jiter's location (`at line 1 column 202`)
-            return f"nesting deeper than {MAX_JSON_DEPTH} levels{jiter.removeprefix(_JITER_LIMIT)}"
+            return message("NESTING_TOO_DEEP", depth=MAX_JSON_DEPTH) + jiter.removeprefix(_JITER_LIMIT)
         return f"Invalid JSON: {jiter}"
     return str(err["msg"])
 
@@ -165,10 +166,10 @@ def decode_errors(model: type[BaseModel], exc: ValidationError) -> list[ErrorDet
     out = []
     for err in exc.errors(include_url=False)[:MAX_DECODE_ERRORS]:
         loc = tuple(err["loc"])
-        if err["type"] in ("missing", "extra_forbidden") and loc:
+        if err["type"] in _KEYED and loc:
             # Name the key in the message and point at the object that lacks or has it.
             key = str(loc[-1])
-            out.append(problem(_kind(err), json_path(model, loc[:-1]), f"{_message(err)} `{key}`", key))
+            out.append(problem(_kind(err), json_path(model, loc[:-1]), _message(err), key))
         else:
             path, tp = _walk(model, loc)
             out.append(problem(_kind(err, tp), path, _message(err, tp)))

@@ -4,7 +4,8 @@
 the face forwards the assignment here); every reader, the JSON and Thrift decoders, `aoti`'s package
 reader and the command line, reads it at call time through `max_json_bytes`, never copies it.
 `MAX_JSON_DEPTH` and `MAX_DECODE_ERRORS` are constants (pydantic-core's parser limit, and the C++
-decoder's twin of the error cap).
+decoder's twin of the error cap). The three defaults are one table the C++ decoder reads too
+(include/externspec/wire/limits.def), where a `-DEXTERNSPEC_MAX_JSON_*` still overrides them.
 
 A document larger than the size limit is a `DecodeError` before parsing (`read_bounded` checks the
 file size before reading); a value inside more than `MAX_JSON_DEPTH` containers (the top-level value
@@ -19,13 +20,17 @@ import dataclasses
 import os
 import re
 
-from .._def_file import TORCH_DEF_DIR, entries
+from .._def_file import DEF_DIR, TORCH_DEF_DIR, entries
 from ..errors import DecodeError, problem
+from ..messages import message
 
-MAX_JSON_DEPTH = 200  # pydantic-core's parser limit: the most `max_depth` can be
-MAX_JSON_BYTES = 256 * 1024 * 1024  # default size limit (UTF-8 bytes of the JSON text)
-# A failing document reports at most this many problems (C++: externspec::MAX_DECODE_ERRORS).
-MAX_DECODE_ERRORS = 100
+# The decoder's defaults, from the table both languages read (wire/limits.def; C++: externspec::NAME).
+DECODER_LIMITS_FILE = DEF_DIR / "wire" / "limits.def"
+_DECODER = {fields[0]: int(fields[1]) for _, macro, fields in entries(DECODER_LIMITS_FILE)
+            if macro == "ES_DECODER_LIMIT"}
+MAX_JSON_DEPTH: int = _DECODER["MAX_JSON_DEPTH"]  # pydantic-core's parser limit: the most `max_depth` can be
+MAX_JSON_BYTES: int = _DECODER["MAX_JSON_BYTES"]  # default size limit (UTF-8 bytes of the JSON text)
+MAX_DECODE_ERRORS: int = _DECODER["MAX_DECODE_ERRORS"]  # the most problems a failing document reports
 
 # The default limits of a package load, from the table both languages read (limits.def).
 LIMITS_FILE = TORCH_DEF_DIR / "limits.def"
@@ -44,7 +49,7 @@ class Limits:
     `es.cpp` passes these to C++ at each load, `current()` (the process defaults as they are then)
     unless a call gives its own."""
 
-    max_json_bytes: int = 256 * 1024 * 1024  # one JSON document (the process default: MAX_JSON_BYTES)
+    max_json_bytes: int = _DECODER["MAX_JSON_BYTES"]  # one JSON document (the process default: MAX_JSON_BYTES)
     max_source_bytes: int = _DEFAULTS["max_source_bytes"]  # a package's `*.wrapper.cpp`, read for its records
     max_extracted_bytes: int = _DEFAULTS["max_extracted_bytes"]  # written (from bytes: held); 0: 16x the package
     max_custom_object_bytes: int = _DEFAULTS["max_custom_object_bytes"]  # each torchbind object read
@@ -83,14 +88,14 @@ def check_limits(data: str | bytes | bytearray, max_bytes: int | None = None, ma
     # A str is at most 4 UTF-8 bytes a character: measure exactly only near the limit.
     if (len(data) > limit or (isinstance(data, str) and len(data) * 4 > limit
                               and _utf8_size(data) > limit)):
-        raise DecodeError([problem("limit", "$", f"document of {_utf8_size(data)} bytes exceeds the size limit "
-                                                  f"of {limit} bytes")], source)
+        raise DecodeError([problem("limit", "$", message("DOCUMENT_TOO_LARGE", size=_utf8_size(data), limit=limit))],
+                          source)
     if max_depth is None or max_depth == MAX_JSON_DEPTH:
         return
     if not 0 <= max_depth <= MAX_JSON_DEPTH:
         raise ValueError(f"max_depth must be between 0 and {MAX_JSON_DEPTH} (pydantic-core's limit), got {max_depth}")
     if _nesting_exceeds(data if not isinstance(data, str) else data.encode("utf-8", "surrogatepass"), max_depth):
-        raise DecodeError([problem("limit", "$", f"nesting deeper than {max_depth} levels")], source)
+        raise DecodeError([problem("limit", "$", message("NESTING_TOO_DEEP", depth=max_depth))], source)
 
 
 def _nesting_exceeds(data: bytes | bytearray, max_depth: int) -> bool:
@@ -120,6 +125,6 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int | None = None) -> 
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
-            raise DecodeError([problem("limit", "$", f"document of {size} bytes exceeds the size limit of "
-                                                      f"{limit} bytes")], os.fspath(path))
+            raise DecodeError([problem("limit", "$", message("DOCUMENT_TOO_LARGE", size=size, limit=limit))],
+                              os.fspath(path))
         return f.read(limit + 1)

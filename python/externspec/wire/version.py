@@ -26,12 +26,13 @@ from pydantic import BaseModel
 
 from .._generated import models
 from ..errors import ErrorDetail, VersionError
+from ..messages import message
 
 BASELINE = models.SchemaVersion.model_construct(major=1, minor=0)  # no validator built at import
 BASELINE_VERSION = (1, 0)  # what a document without schema_version (torch-written) is read as
 
 # The command that upgrades a file of an older major (the C++ decoder names it when it refuses one).
-UPGRADE_COMMAND = "externspec upgrade IN OUT"
+UPGRADE_COMMAND = message("UPGRADE_COMMAND")
 
 
 def _fmt(v: models.SchemaVersion | tuple[int, int]) -> str:
@@ -69,10 +70,8 @@ def _check_range(v: tuple[int, int], source: str | None) -> None:
     """Schema majors start at 1 and minors at 0: anything lower is no version at all, refused before
     an upgrade plan or a message is built from it (a major of -10**18 once sized a list)."""
     if v[0] < BASELINE_VERSION[0] or v[1] < 0:
-        raise VersionError(
-            f"document schema {_fmt(v)} is not a schema version "
-            f"(majors start at {BASELINE_VERSION[0]}, minors at 0)", path="$.schema_version", source=source
-        )
+        raise VersionError(message("NOT_A_SCHEMA_VERSION", version=_fmt(v), first_major=BASELINE_VERSION[0]),
+                           path="$.schema_version", source=source)
 
 
 @dataclass(frozen=True)
@@ -108,25 +107,19 @@ class ExternNodesPolicy(Policy):
         unknown = next((p for p in problems if p["kind"] == "unknown_key"), None)
         if unknown is not None:
             raise VersionError(
-                f"key `{unknown['key']}` is unknown to schema {_fmt(self.reader)}; the document "
-                f"was written with schema {_fmt(doc_version)} (a newer minor version that added it): "
-                f"upgrade externspec to read it", path=unknown["path"], key=unknown["key"], source=source
+                message("UNKNOWN_KEY_OF_NEWER_MINOR", key=unknown["key"], reader=_fmt(self.reader),
+                        version=_fmt(doc_version)), path=unknown["path"], key=unknown["key"], source=source
             )
 
     def _check_major(self, v: tuple[int, int], source: str | None) -> None:
         _check_range(v, source)
-        if v[0] > self.reader[0]:
-            raise VersionError(
-                f"document schema {_fmt(v)} has major version {v[0]}; this reader (schema "
-                f"{_fmt(self.reader)}) reads major {self.reader[0]} only: upgrade externspec",
-                path="$.schema_version", source=source
-            )
-        if v[0] < self.reader[0]:  # reached only when no upgrader applied (wire upgrades first)
-            raise VersionError(
-                f"document schema {_fmt(v)} has major version {v[0]}; this reader (schema "
-                f"{_fmt(self.reader)}) reads major {self.reader[0]} only: upgrade the file with `{UPGRADE_COMMAND}`",
-                path="$.schema_version", source=source
-            )
+        if v[0] == self.reader[0]:
+            return
+        # An older major is reached only when no upgrader applied (wire upgrades first).
+        remedy = (message("UPGRADE_EXTERNSPEC") if v[0] > self.reader[0]
+                  else message("UPGRADE_THE_FILE", command=UPGRADE_COMMAND))
+        raise VersionError(message("OTHER_MAJOR", version=_fmt(v), major=v[0], reader=_fmt(self.reader),
+                                   reader_major=self.reader[0], remedy=remedy), path="$.schema_version", source=source)
 
 
 @dataclass(frozen=True)
@@ -136,10 +129,8 @@ class ExportedProgramPolicy(Policy):
     def check(self, model: BaseModel, source: str | None) -> None:
         v = model.schema_version  # type: ignore[attr-defined]
         if (v.major, v.minor) != (0, 0) and v.major != self.torch_major:
-            raise VersionError(
-                f"torch export schema {_fmt(v)} is not major {self.torch_major}, the torch export schema "
-                f"this reader mirrors", path="$.schema_version", source=source
-            )
+            raise VersionError(message("OTHER_TORCH_EXPORT_MAJOR", version=_fmt(v), major=self.torch_major),
+                               path="$.schema_version", source=source)
 
 
 _UNVERSIONED = Policy()

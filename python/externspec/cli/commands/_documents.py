@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 import externspec as es
 from externspec import aoti, file_kind
+from externspec.messages import message
 from externspec.wire import limits
 from externspec.wire import version as _version
 
@@ -90,7 +91,7 @@ def _limit() -> int:
 
 
 def _too_large(size: int) -> str:
-    return f"document of {size} bytes exceeds the size limit of {_limit()} bytes ({aoti.DEFAULT_LIMIT_NAME})"
+    return f"{message('DOCUMENT_TOO_LARGE', size=size, limit=_limit())} ({aoti.DEFAULT_LIMIT_NAME})"
 
 
 def _read_bounded(f: IO[bytes], label: str) -> bytes:

@@ -194,7 +194,7 @@ struct NlohmannBackend {
     // lies inside more than MAX_JSON_DEPTH containers (the top-level value lies inside none).
     bool too_deep() {
       if (stack_.size() <= static_cast<std::size_t>(MAX_JSON_DEPTH)) return false;
-      error_ = "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels";
+      error_ = message(Message::NESTING_TOO_DEEP, {{"depth", std::to_string(MAX_JSON_DEPTH)}});
       kind_ = detail::IssueKind::Limit;
       return true;
     }

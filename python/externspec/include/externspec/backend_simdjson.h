@@ -100,7 +100,8 @@ struct SimdjsonBackend {
         walk = true;
       }
       if (error == simdjson::DEPTH_ERROR || (!error && walk && holds_too_deep(root, 0)))
-        detail::fail(detail::IssueKind::Limit, "nesting deeper than " + std::to_string(MAX_JSON_DEPTH) + " levels");
+        detail::fail(detail::IssueKind::Limit,
+                     message(Message::NESTING_TOO_DEEP, {{"depth", std::to_string(MAX_JSON_DEPTH)}}));
       if (error == simdjson::UTF8_ERROR)
         detail::fail(detail::IssueKind::Encoding, std::string("Invalid JSON: ") + simdjson::error_message(error));
       // A number beyond simdjson's range may still be JSON (Python reads big integers); an invalid

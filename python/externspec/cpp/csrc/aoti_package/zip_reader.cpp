@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include <externspec/externspec.h>
+#include <externspec/messages.h>
 #include <externspec/torch/errors.h>
 
 #include "aoti_package/file_kind.h"
@@ -46,6 +47,11 @@ const char* escape_reason(std::string_view name) {
     if (slash == std::string_view::npos) return nullptr;
     rest.remove_prefix(slash + 1);
   }
+}
+
+// `size` bytes, over the limit of `limit` bytes: Python's read_member says the same (messages.def).
+std::string member_too_large(std::uint64_t size, std::uint64_t limit) {
+  return message(Message::MEMBER_TOO_LARGE, {{"size", std::to_string(size)}, {"limit", std::to_string(limit)}});
 }
 
 // `s` with ASCII letters in lower case, as miniz compares names (MZ_TOLOWER).
@@ -339,8 +345,8 @@ std::map<std::string, MemberRecord> checked_members(const std::vector<Entry>& en
     const std::string folded = ascii_lower(inner);
     if (std::find(std::begin(kOpeningRecords), std::end(kOpeningRecords), folded) != std::end(kOpeningRecords) &&
         e.size > kOpeningRecordLimit)
-      throw refuse("records " + std::to_string(e.size) + " bytes, over the limit of " +
-                   std::to_string(kOpeningRecordLimit) + " bytes for a member torch's zip reader reads as it opens");
+      throw refuse("records " + member_too_large(e.size, kOpeningRecordLimit) +
+                   " for a member torch's zip reader reads as it opens");
     members.emplace(std::move(inner), MemberRecord{e.size, e.crc});
   }
   return members;
@@ -414,8 +420,7 @@ void ZipArchive::verify(const std::string& member, std::uint64_t got_size, std::
 std::string ZipArchive::read(const std::string& member, std::uint64_t limit) {
   std::uint64_t n = size(member);
   if (n > limit)
-    throw PackageError(label(member) + ": " + std::to_string(n) + " bytes, over the limit of " +
-                       std::to_string(limit) + " bytes");
+    throw PackageError(label(member) + ": " + member_too_large(n, limit));
   std::string out(static_cast<std::size_t>(n), '\0');
   std::size_t got = 0;
   try {

@@ -80,8 +80,8 @@ T decode(std::string_view json, bool strict = false, std::uint64_t max_bytes = M
   const std::uint64_t limit = max_bytes < kTapeLimit ? max_bytes : kTapeLimit;
   if (json.size() > limit)  // before any parsing or allocation, as Python
     throw DecodeError({ErrorDetail{detail::error_kind_name(detail::IssueKind::Limit), "$",
-                                   "document of " + std::to_string(json.size()) + " bytes exceeds the size limit of " +
-                                       std::to_string(limit) + " bytes",
+                                   message(Message::DOCUMENT_TOO_LARGE, {{"size", std::to_string(json.size())},
+                                                                         {"limit", std::to_string(limit)}}),
                                    {}}});
   thread_local typename Backend::Document doc;
   std::optional<typename Backend::Value> root;

@@ -135,7 +135,7 @@ void decode_fields(const V& v, void* out, const Field<Decoding<V>>* fields, std:
     if (seen[i])
       c.part_at_field(f.name, [&] { f.slot.decode(slot[i], out, ctx); });
     else if (f.presence == Presence::Required)
-      c.here(IssueKind::Missing, "missing required field `" + std::string(f.name) + "`", std::string(f.name));
+      c.here(IssueKind::Missing, message(Message::MISSING_FIELD, {{"key", f.name}}), std::string(f.name));
   }
   unknown.report(c);
   c.finish();
@@ -241,7 +241,7 @@ void decode_members(const V& v, void* out, const char* name, const std::string_v
         if (seen[i]) set.push_back(names[i]);
       c.here(IssueKind::Union, union_arity_message(name, set));
     } else if (null_member) {
-      c.here(IssueKind::Union, "member `" + std::string(names[last]) + "` of `" + name + "` is null");
+      c.here(IssueKind::Union, message(Message::UNION_MEMBER_NULL, {{"member", names[last]}, {"union", name}}));
     }
   }
   c.finish();
@@ -297,11 +297,13 @@ E decode_enum(const V& v) {
       const std::int64_t n = v.get_int();
       for (const auto& entry : EnumInfo<E>::entries)
         if (static_cast<std::int64_t>(entry.first) == n) return entry.first;
-      fail(IssueKind::Enum, "invalid enum value " + std::to_string(n) + ": input should be " + allowed_values<E>());
+      fail(IssueKind::Enum,
+           message(Message::ENUM_VALUE_INVALID, {{"input", std::to_string(n)}, {"allowed", allowed_values<E>()}}));
     }
     case JsonKind::UInt:
     case JsonKind::BigInt:
-      fail(IssueKind::Enum, "invalid enum value " + v.number_text() + ": input should be " + allowed_values<E>());
+      fail(IssueKind::Enum,
+           message(Message::ENUM_VALUE_INVALID, {{"input", v.number_text()}, {"allowed", allowed_values<E>()}}));
     default:
       fail_type("int", v.kind());
   }

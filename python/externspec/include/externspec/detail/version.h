@@ -25,16 +25,20 @@ struct ExternspecVersioned {
   static void check_major(std::int64_t major, std::int64_t minor) {
     // Majors start at 1 and minors at 0 (Python: externspec.wire.version._check_range).
     if (major < 1 || minor < 0)
-      throw VersionError("$.schema_version", "document schema " + version_text(major, minor) +
-                                                 " is not a schema version (majors start at 1, minors at 0)");
+      throw VersionError("$.schema_version", message(Message::NOT_A_SCHEMA_VERSION,
+                                                     {{"version", version_text(major, minor)}, {"first_major", "1"}}));
     if (major == SCHEMA_VERSION.major) return;
-    std::string text = "document schema " + version_text(major, minor) + " has major version " +
-                       std::to_string(major) + "; this reader (schema " +
-                       version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) + ") reads major " +
-                       std::to_string(SCHEMA_VERSION.major) + " only: ";
-    throw VersionError("$.schema_version", text + (major > SCHEMA_VERSION.major
-                                                       ? "upgrade externspec"
-                                                       : "upgrade the file with `externspec upgrade IN OUT`"));
+    const std::string remedy =
+        major > SCHEMA_VERSION.major
+            ? message(Message::UPGRADE_EXTERNSPEC)
+            : message(Message::UPGRADE_THE_FILE, {{"command", message(Message::UPGRADE_COMMAND)}});
+    throw VersionError("$.schema_version",
+                       message(Message::OTHER_MAJOR, {{"version", version_text(major, minor)},
+                                                      {"major", std::to_string(major)},
+                                                      {"reader", version_text(SCHEMA_VERSION.major,
+                                                                              SCHEMA_VERSION.minor)},
+                                                      {"reader_major", std::to_string(SCHEMA_VERSION.major)},
+                                                      {"remedy", remedy}}));
   }
 
   static void check(const T& doc) {
@@ -69,10 +73,10 @@ struct ExternspecVersioned {
     for (const auto& issue : issues) {
       if (issue.kind != IssueKind::Unknown) continue;
       throw VersionError("$" + issue.path,
-                         "key `" + issue.key + "` is unknown to schema " +
-                             version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor) +
-                             "; the document was written with schema " + version_text(version->first, version->second) +
-                             " (a newer minor version that added it): upgrade externspec to read it",
+                         message(Message::UNKNOWN_KEY_OF_NEWER_MINOR,
+                                 {{"key", issue.key},
+                                  {"reader", version_text(SCHEMA_VERSION.major, SCHEMA_VERSION.minor)},
+                                  {"version", version_text(version->first, version->second)}}),
                          issue.key);
     }
   }
@@ -86,8 +90,9 @@ struct TorchExportVersioned {
   static void check(const T& doc) {
     const auto& v = doc.schema_version;
     if ((v.major != 0 || v.minor != 0) && v.major != TorchMajor)
-      throw VersionError("$.schema_version", "torch export schema " + version_text(v.major, v.minor) + " is not major " +
-                         std::to_string(TorchMajor) + ", the torch export schema this reader mirrors");
+      throw VersionError("$.schema_version", message(Message::OTHER_TORCH_EXPORT_MAJOR,
+                                                     {{"version", version_text(v.major, v.minor)},
+                                                      {"major", std::to_string(TorchMajor)}}));
   }
   template <class V>
   static std::optional<std::pair<std::int64_t, std::int64_t>> raw_version(const V&) {

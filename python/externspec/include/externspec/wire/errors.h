@@ -10,29 +10,41 @@
 
 namespace externspec {
 
+namespace detail {
+// The defaults, from the table Python reads too (wire/limits.def).
+struct DecoderLimitDefaults {
+#define ES_DECODER_LIMIT(name, value) static constexpr unsigned long long name = value;
+#include "limits.def"
+#undef ES_DECODER_LIMIT
+};
+}  // namespace detail
+
 // A value (scalar or container) inside more than this many containers is rejected while parsing,
 // as by Python's `externspec.MAX_JSON_DEPTH` (pydantic-core's parser limit); the top-level value is
 // inside none. So containers nest at most 1 + 200 deep, and only the deepest may be empty.
 // Define EXTERNSPEC_MAX_JSON_DEPTH to lower it (SECURITY.md).
-#ifndef EXTERNSPEC_MAX_JSON_DEPTH
-#define EXTERNSPEC_MAX_JSON_DEPTH 200
-#endif
+#ifdef EXTERNSPEC_MAX_JSON_DEPTH
 inline constexpr int MAX_JSON_DEPTH = EXTERNSPEC_MAX_JSON_DEPTH;
-static_assert(MAX_JSON_DEPTH >= 0 && MAX_JSON_DEPTH <= 200, "EXTERNSPEC_MAX_JSON_DEPTH: 0..200, as Python");
+#else
+inline constexpr int MAX_JSON_DEPTH = static_cast<int>(detail::DecoderLimitDefaults::MAX_JSON_DEPTH);
+#endif
+static_assert(MAX_JSON_DEPTH >= 0 && MAX_JSON_DEPTH <= static_cast<int>(detail::DecoderLimitDefaults::MAX_JSON_DEPTH),
+              "EXTERNSPEC_MAX_JSON_DEPTH: 0..200, as Python");
 
 // Documents larger than this many bytes are rejected before parsing, as Python's
 // `externspec.wire.MAX_JSON_BYTES`. Define EXTERNSPEC_MAX_JSON_BYTES to change it; it must stay
 // below 4 GiB (the nlohmann tape and simdjson use 32-bit offsets).
-#ifndef EXTERNSPEC_MAX_JSON_BYTES
-#define EXTERNSPEC_MAX_JSON_BYTES (256u * 1024u * 1024u)
-#endif
+#ifdef EXTERNSPEC_MAX_JSON_BYTES
 inline constexpr std::size_t MAX_JSON_BYTES = EXTERNSPEC_MAX_JSON_BYTES;
+#else
+inline constexpr std::size_t MAX_JSON_BYTES = detail::DecoderLimitDefaults::MAX_JSON_BYTES;
+#endif
 static_assert(MAX_JSON_BYTES < (std::size_t{1} << 32), "EXTERNSPEC_MAX_JSON_BYTES must be below 4 GiB");
 
 // A failing document reports at most this many problems, as Python's
 // `externspec.wire.MAX_DECODE_ERRORS`; the pass that collects them stops at the next one, so a
 // document of a million bad values costs what a hundred do (SECURITY.md).
-inline constexpr std::size_t MAX_DECODE_ERRORS = 100;
+inline constexpr std::size_t MAX_DECODE_ERRORS = detail::DecoderLimitDefaults::MAX_DECODE_ERRORS;
 
 // Base of every error externspec raises for bad input (Python: externspec.ExternSpecError).
 class Error : public std::runtime_error {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#include "../messages.h"
 #include "errors.h"
 
 namespace externspec {
@@ -19,24 +20,22 @@ enum class JsonKind : std::uint8_t { Null, Bool, Int, UInt, BigInt, Double, Stri
 
 namespace detail {
 
-// What a problem is; the path is built while the exception unwinds, the innermost segment first.
-enum class IssueKind : std::uint8_t { Limit, Union, Missing, Unknown, Enum, Range, Type, Encoding, Syntax };
+// What a problem is (wire/error_kinds.def, the table Python's `externspec.errors.ERROR_KINDS` is read
+// from); the path is built while the exception unwinds, the innermost segment first.
+enum class IssueKind : std::uint8_t {
+#define ES_ERROR_KIND(enumerator, name, meaning) enumerator,
+#include "error_kinds.def"
+#undef ES_ERROR_KIND
+};
 
-// The kinds' names: Python's `externspec.errors.ERROR_KINDS` keys (tests/repo/test_error_records.py
-// holds the two lists equal).
+// The kinds' names, as records and Python name them.
 inline const char* error_kind_name(IssueKind kind) {
-  switch (kind) {
-    case IssueKind::Limit: return "limit";
-    case IssueKind::Union: return "union";
-    case IssueKind::Missing: return "missing";
-    case IssueKind::Unknown: return "unknown_key";
-    case IssueKind::Enum: return "enum";
-    case IssueKind::Range: return "int_range";
-    case IssueKind::Type: return "type";
-    case IssueKind::Encoding: return "encoding";
-    case IssueKind::Syntax: return "syntax";
-  }
-  return "syntax";
+  static constexpr const char* names[] = {
+#define ES_ERROR_KIND(enumerator, name, meaning) #name,
+#include "error_kinds.def"
+#undef ES_ERROR_KIND
+  };
+  return names[static_cast<std::size_t>(kind)];
 }
 
 struct Issue {
@@ -88,7 +87,7 @@ inline const char* kind_name(JsonKind k) {
 }
 
 [[noreturn]] inline void fail_type(const char* expected, JsonKind got) {
-  fail(IssueKind::Type, std::string("expected `") + expected + "`, got `" + kind_name(got) + "`");
+  fail(IssueKind::Type, message(Message::WRONG_TYPE, {{"expected", expected}, {"got", kind_name(got)}}));
 }
 
 // json.dumps(key) as Python renders it (ensure_ascii): map keys appear in paths as `["key"]`.
@@ -206,7 +205,7 @@ class UnknownKeys {
     if (keys_.empty() || collect_) keys_.push_back(key);
   }
   void report(Collector& c) const {
-    for (auto k : keys_) c.here(IssueKind::Unknown, "unknown key `" + std::string(k) + "`", std::string(k));
+    for (auto k : keys_) c.here(IssueKind::Unknown, message(Message::UNKNOWN_KEY, {{"key", k}}), std::string(k));
   }
 
  private:

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+#include "../messages.h"
 #include "issues.h"
 
 namespace externspec {
@@ -80,17 +81,24 @@ void merge_repeated_keys(Items& items) {
 }
 
 inline std::string union_arity_message(const char* name, std::vector<std::string_view> members) {
-  std::string out = std::string("expected exactly one member of `") + name + "`, got " + std::to_string(members.size());
+  std::string out = message(Message::UNION_ARITY, {{"union", name}, {"count", std::to_string(members.size())}});
   if (!members.empty()) {
     std::sort(members.begin(), members.end());
-    out += " (";
+    std::string names;
     for (std::size_t i = 0; i < members.size(); ++i) {
-      if (i) out += ", ";
-      out += members[i];
+      if (i) names += ", ";
+      names += members[i];
     }
-    out += ")";
+    out += message(Message::UNION_MEMBERS_GIVEN, {{"members", names}});
   }
   return out;
+}
+
+// An integer outside its type's range: `text` as written, below `lo` or above `hi`.
+[[noreturn]] inline void fail_int_range(const std::string& text, bool below, std::int64_t lo, std::int64_t hi) {
+  const std::string bound = below ? message(Message::INT_AT_LEAST, {{"bound", std::to_string(lo)}})
+                                  : message(Message::INT_AT_MOST, {{"bound", std::to_string(hi)}});
+  fail(IssueKind::Range, message(Message::INT_OUT_OF_RANGE, {{"input", text}, {"bound", bound}}));
 }
 
 template <class B, class = void>
@@ -127,25 +135,14 @@ Int decode_int(const V& v) {
     case JsonKind::Int: {
       std::int64_t x = v.get_int();
       if constexpr (sizeof(Int) < sizeof(std::int64_t)) {
-        if (x < lo)
-          fail(IssueKind::Range, "integer " + std::to_string(x) +
-                                     " out of range (input should be greater than or equal to " +
-                                     std::to_string(lo) + ")");
-        if (x > hi)
-          fail(IssueKind::Range, "integer " + std::to_string(x) +
-                                     " out of range (input should be less than or equal to " +
-                                     std::to_string(hi) + ")");
+        if (x < lo || x > hi) fail_int_range(std::to_string(x), x < lo, lo, hi);
       }
       return static_cast<Int>(x);
     }
     case JsonKind::UInt:
     case JsonKind::BigInt: {
       std::string text = v.number_text();
-      bool negative = !text.empty() && text[0] == '-';
-      fail(IssueKind::Range,
-           "integer " + text + " out of range (input should be " +
-               (negative ? "greater than or equal to " + std::to_string(lo) : "less than or equal to " + std::to_string(hi)) +
-               ")");
+      fail_int_range(text, !text.empty() && text[0] == '-', lo, hi);
     }
     default:
       fail_type("int", v.kind());
