@@ -49,7 +49,7 @@ class Limits:
     `es.cpp` passes these to C++ at each load, `current()` (the process defaults as they are then)
     unless a call gives its own."""
 
-    max_json_bytes: int = _DECODER["MAX_JSON_BYTES"]  # one JSON document (the process default: MAX_JSON_BYTES)
+    max_json_bytes: int = MAX_JSON_BYTES  # one JSON document (the process default as the module is read)
     max_source_bytes: int = _DEFAULTS["max_source_bytes"]  # a package's `*.wrapper.cpp`, read for its records
     max_extracted_bytes: int = _DEFAULTS["max_extracted_bytes"]  # written (from bytes: held); 0: 16x the package
     max_custom_object_bytes: int = _DEFAULTS["max_custom_object_bytes"]  # each torchbind object read
