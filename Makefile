@@ -39,7 +39,7 @@ _ := $(shell mkdir -p $(VENV) && find python/externspec codegen -name '*.py' -no
 	> $(PACKAGE_FILES).new && { cmp -s $(PACKAGE_FILES).new $(PACKAGE_FILES) && rm $(PACKAGE_FILES).new \
 	|| mv $(PACKAGE_FILES).new $(PACKAGE_FILES); })
 
-$(STAMP): requirements-dev.txt requirements-triton.txt requirements-triton-stub.txt pyproject.toml $(PACKAGE_FILES)
+$(STAMP): requirements-dev.txt requirements-triton.txt requirements-triton-stub.txt requirements-perf-analyzer.txt pyproject.toml $(PACKAGE_FILES)
 	@missing=$$(for p in $(CPP_DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -47,6 +47,7 @@ $(STAMP): requirements-dev.txt requirements-triton.txt requirements-triton-stub.
 	$(if $(TORCH),PIP_CONSTRAINT=/dev/null )$(PY) -m pip install -q -r $(VENV)/requirements.txt
 	$(PY) -m pip install -q --no-deps -r requirements-triton.txt
 	$(PY) -m pip install -q --no-deps --upgrade --target $(VENV)/triton-stub -r requirements-triton-stub.txt
+	$(PY) -m pip install -q --no-deps --upgrade --target $(VENV)/perf-analyzer -r requirements-perf-analyzer.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 

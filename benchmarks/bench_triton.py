@@ -3,31 +3,34 @@ on the CPU): externspec's backend against Triton's Python backend running torch'
 `aoti_load_package`, and the Python backend running es.cpp.AOTIRunner. The same package
 (tests/packaging/custom_op_package.py: C++ custom ops from an op library mixed with compiled code,
 fixed shapes; the cross-version matrix's packages are not used because torch's own runner cannot run
-them: "Mismatch between ints consumed and num_ints"), the same server, the same gRPC client (one
-prebuilt request sent by client processes, `_cell`); requests from 1, 4 and 16 concurrent clients, each cell
-run for SECONDS after a warm-up; every model has 2 instances (the machine has 2 cores). The Python
-backend's stub embeds the system's Python (3.11.2 here) and loads the es.cpp build of this
-environment's Python (3.11.7): es.cpp's build is keyed by the interpreter's ABI, not its micro release.
+them: "Mismatch between ints consumed and num_ints"), the same server, the same client: Triton's
+perf_analyzer of the server's release (tritonclient 2.51.0's binary, `make setup` installs it apart
+from the environment's tritonclient: requirements-perf-analyzer.txt), over gRPC with 1, 4 and 16
+requests in flight, sending the package's example inputs. Every model has 2 instances (the machine
+has 2 cores). The Python backend's stub embeds the system's Python (3.11.2 here) and loads the es.cpp
+build of this environment's Python (3.11.7): es.cpp's build is keyed by the interpreter's ABI, not
+its micro release.
 
     python benchmarks/run.py bench_triton
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import json
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
-from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    from tests.support.triton_server import TritonServer
 
 ROOT = Path(__file__).resolve().parents[1]
-SECONDS = 5.0
+MEASUREMENT_MS = 3000  # perf_analyzer's window; it measures until 3 windows agree within 10%
 CONCURRENCY = (1, 4, 16)
 MODELS = {"externspec": "externspec backend", "py_torch": "Python backend, aoti_load_package",
           "py_es": "Python backend, es.cpp.AOTIRunner"}
@@ -37,6 +40,7 @@ TENSORS = ('input [{ name: "INPUT__0", data_type: TYPE_FP32, dims: [3, 4] },'
            ' { name: "OUTPUT__1", data_type: TYPE_FP32, dims: [3, 4] }]\n')
 # numpy 1 for the Python backend's stub (requirements-triton-stub.txt, installed by `make setup`).
 STUB_PACKAGES = Path(sys.prefix) / "triton-stub"
+PERF_ANALYZER = Path(sys.prefix) / "perf-analyzer" / "bin" / "perf_analyzer"
 INSTANCES = "instance_group [{ count: 2, kind: KIND_CPU }]\n"
 
 
@@ -60,17 +64,27 @@ def _repository(root: Path) -> Path:
     return repository
 
 
-def _request(model: str, arrays: list[np.ndarray]) -> object:
-    """The gRPC request of one inference, built once: each client sends the same bytes."""
-    from tritonclient.grpc import service_pb2
+def _client_libraries(root: Path) -> dict[str, str]:
+    """The environment perf_analyzer runs in: it links libb64 and libcudart by their sonames, which
+    no package here installs under those names; nvidia-pytriton ships both for the server, renamed
+    (auditwheel), so a folder of links gives them their sonames. No CUDA call is made on the CPU."""
+    from tests.support import triton_server as ts
 
-    request = service_pb2.ModelInferRequest(model_name=model)
-    for i, array in enumerate(arrays):
-        tensor = request.inputs.add()
-        tensor.name, tensor.datatype = f"INPUT__{i}", "FP32"
-        tensor.shape.extend(array.shape)
-        request.raw_input_contents.append(np.ascontiguousarray(array, np.float32).tobytes())
-    return request
+    libs = root / "perf_analyzer_libs"
+    libs.mkdir()
+    for soname, pattern in [("libb64.so.0d", "libb64-*.so.0d"), ("libcudart.so.12", "libcudart-*.so.12*")]:
+        (libs / soname).symlink_to(next(ts.LIBS.glob(pattern)))
+    return {**os.environ, "LD_LIBRARY_PATH": str(libs)}
+
+
+def _input_data(root: Path) -> Path:
+    """perf_analyzer's input file: the package's example inputs, sent in every request."""
+    from tests.packaging import custom_op_package
+
+    inputs = {f"INPUT__{i}": {"content": t.flatten().tolist(), "shape": list(t.shape)}
+              for i, t in enumerate(custom_op_package.example_inputs())}
+    (path := root / "inputs.json").write_text(json.dumps({"data": [inputs]}))
+    return path
 
 
 def _server_cpu_s(pid: int) -> float:
@@ -86,73 +100,45 @@ def _server_cpu_s(pid: int) -> float:
     return total
 
 
-def _client(url: str, request: bytes, start_at: float, replies: Connection) -> None:
-    """One client, a process of its own: a gRPC stub of tritonclient's service sending one prebuilt
-    request from `start_at - 1 s` (warm-up) and timing each reply for SECONDS from `start_at`; the
-    latencies in seconds go back through `replies`."""
-    import grpc
-    from tritonclient.grpc import service_pb2, service_pb2_grpc
+def _statistics(server: TritonServer, model: str) -> Any:
+    """The server's own account of `model`'s requests since it loaded (Triton's statistics)."""
+    from tests.support import triton_server as ts
 
-    message, mine = service_pb2.ModelInferRequest.FromString(request), []
-    with grpc.insecure_channel(url) as channel:
-        infer = service_pb2_grpc.GRPCInferenceServiceStub(channel).ModelInfer
-        while time.monotonic() < start_at:  # warm-up
-            infer(message)
-        while (now := time.monotonic()) < start_at + SECONDS:
-            reply = infer(message)
-            mine.append(time.monotonic() - now)
-    replies.send(mine if len(reply.raw_output_contents) == 2 else f"a reply without 2 outputs: {reply}")
-    replies.close()
+    c = ts.client("http", server)
+    try:
+        return c.get_inference_statistics(model)["model_stats"][0]["inference_stats"]
+    finally:
+        c.close()
 
 
-def _cell(server: object, model: str, clients: int) -> tuple[float, float, float, float]:
-    """(requests/s, p50 ms, p99 ms, server CPU ms per request) of `clients` client processes sending
-    for SECONDS. A process per client, not a thread: threads of one Python share its lock, and with 16
-    of them a reply waited for the lock (up to the 5 ms switch interval) before its latency was taken,
-    so the p99 measured the client. A stub of tritonclient's service, not tritonclient's client: that
-    one's own Python work per request (about 0.3 ms of CPU here) outweighed the backend's, and the
-    clients share the 2 cores with the server."""
-    from tests.packaging import custom_op_package
-
-    request = _request(model, [t.numpy() for t in custom_op_package.example_inputs()]).SerializeToString()  # type: ignore[attr-defined]
-    spawn = multiprocessing.get_context("spawn")  # no fork of a process that has run gRPC
-    start_at = time.monotonic() + 1.0 + 0.25 * clients  # the processes start within it (CLOCK_MONOTONIC: one clock)
-    pipes, processes = [], []
-    for _ in range(clients):
-        mine, theirs = spawn.Pipe(duplex=False)
-        processes.append(spawn.Process(target=_client, args=(server.grpc_url, request, start_at, theirs)))  # type: ignore[attr-defined]
-        processes[-1].start()
-        theirs.close()
-        pipes.append(mine)
-    time.sleep(max(0.0, start_at - time.monotonic()))
-    cpu = _server_cpu_s(server.process.pid)  # type: ignore[attr-defined]
-    time.sleep(max(0.0, start_at + SECONDS - time.monotonic()))
-    cpu = _server_cpu_s(server.process.pid) - cpu  # type: ignore[attr-defined]
-    latencies: list[float] = []
-    for pipe, process in zip(pipes, processes, strict=True):
-        got = pipe.recv()
-        process.join()
-        if isinstance(got, str):
-            raise RuntimeError(f"{model}: {got}")
-        latencies.extend(got)
-    ms = np.array(latencies) * 1000
-    return (len(latencies) / SECONDS, float(np.percentile(ms, 50)), float(np.percentile(ms, 99)),
-            1000 * cpu / len(latencies))
+def _cell(server: TritonServer, model: str, clients: int, env: dict[str, str], inputs: Path,
+          root: Path) -> tuple[float, float, float, float]:
+    """(requests/s, p50 ms, p99 ms, server CPU ms per request) of perf_analyzer holding `clients`
+    requests in flight over gRPC until MEASUREMENT_MS windows agree. "server CPU" is over the whole
+    perf_analyzer run, warm-up and windows, per request the server answered in it."""
+    csv = root / f"{model}-{clients}.csv"
+    pid = server.process.pid
+    served, cpu = int(_statistics(server, model)["success"]["count"]), _server_cpu_s(pid)
+    run = subprocess.run([str(PERF_ANALYZER), "-m", model, "-u", server.grpc_url, "-i", "grpc",
+                          "--concurrency-range", str(clients), "-p", str(MEASUREMENT_MS), "--input-data", str(inputs),
+                          "--percentile", "99", "-f", str(csv)], env=env, capture_output=True, text=True)
+    cpu = _server_cpu_s(pid) - cpu
+    served = int(_statistics(server, model)["success"]["count"]) - served
+    if run.returncode:
+        raise RuntimeError(f"perf_analyzer for {model} at {clients} clients: {run.stdout[-2000:]}{run.stderr[-2000:]}")
+    header, row = (line.split(",") for line in csv.read_text().splitlines()[:2])
+    got = dict(zip(header, row, strict=True))
+    return (float(got["Inferences/Second"]), int(got["p50 latency"]) / 1000, int(got["p99 latency"]) / 1000,
+            1000 * cpu / served)
 
 
 STAGES = ("queue", "compute_input", "compute_infer", "compute_output")
 
 
-def _stages(server: object, model: str) -> str:
-    """The server's own account of `model`'s requests (its statistics, over every cell): mean µs per
-    request waiting in the queue, reading inputs, running, and writing and sending outputs."""
-    from tests.support import triton_server as ts
-
-    c = ts.client("http", server)  # type: ignore[arg-type]
-    try:
-        stats = c.get_inference_statistics(model)["model_stats"][0]["inference_stats"]
-    finally:
-        c.close()
+def _stages(server: TritonServer, model: str) -> str:
+    """Mean µs per request of `model`, over every cell: waiting in the queue, reading inputs, running,
+    and writing and sending outputs."""
+    stats = _statistics(server, model)
     count = int(stats["success"]["count"])
     return " | ".join(f"{int(stats[stage]['ns']) / count / 1000:.0f}" for stage in STAGES)
 
@@ -165,13 +151,16 @@ def run() -> list[str]:
         return [f"bench_triton: skipped: {ts.missing()}"]
     if not (STUB_PACKAGES / "numpy").is_dir():
         return [f"bench_triton: skipped: no {STUB_PACKAGES} (`make setup` installs requirements-triton-stub.txt there)"]
+    if not PERF_ANALYZER.is_file():
+        return [f"bench_triton: skipped: no {PERF_ANALYZER} (`make setup` installs requirements-perf-analyzer.txt)"]
     lines = ["Triton: req/s, p50/p99 ms, the server's CPU ms per request with its stub processes (batch-1 "
-             "requests, gRPC; ratios: each / Python backend + torch)",
+             "requests, gRPC, perf_analyzer; ratios: each / Python backend + torch)",
              f"| {'model':<36} | clients | req/s | p50 ms | p99 ms | server CPU ms/req | req/s ratio | p99 ratio |",
              "|---" * 8 + "|"]
     with tempfile.TemporaryDirectory() as tmp, ts.serving(_repository(Path(tmp)), Path(tmp), list(MODELS)) as server:
+        env, inputs = _client_libraries(Path(tmp)), _input_data(Path(tmp))
         for clients in CONCURRENCY:
-            cells = {m: _cell(server, m, clients) for m in MODELS}
+            cells = {m: _cell(server, m, clients, env, inputs, Path(tmp)) for m in MODELS}
             base = cells["py_torch"]
             for m, (rps, p50, p99, cpu) in cells.items():
                 lines.append(f"| {MODELS[m]:<36} | {clients:>7} | {rps:5.0f} | {p50:6.2f} | {p99:6.2f} | {cpu:17.3f} | "
