@@ -28,9 +28,18 @@ setup-torch%: ## create .venv-torch% (2.14, 2.15): the same, with that torch (CI
 # Debian packages: CMake (CMakeLists.txt: es.cpp's build and the fuzz harnesses'), the C++ JSON
 # backends (header-only nlohmann = default, simdjson = fast), and clang with its sanitizer/libFuzzer
 # runtime for the decoder's and executor's fuzz tests; Apache Thrift's compiler and C++ library (with
-# the Boost headers its headers include) for tests/thrift/interop/.
+# the Boost headers its headers include) for tests/thrift/interop/; ccache for the builds below.
 CPP_DEB_PACKAGES := cmake nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev \
-	thrift-compiler libthrift-dev libboost-dev
+	thrift-compiler libthrift-dev libboost-dev ccache
+
+# Every CMake build these targets run compiles through ccache: es.cpp's source build and the wheel's
+# (`make test` builds both, under each torch) compile the same sources with the same flags, so the
+# second takes the first's objects (tests/packaging/wheelenv.py builds es.cpp first). ccache keys on
+# the compiler's name too, and scikit-build-core hands CMake Python's (g++) where CMake alone picks
+# c++: CXX names one compiler for both (make's own default, g++; a CXX of the caller's wins).
+export CMAKE_CXX_COMPILER_LAUNCHER ?= ccache
+export CXX
+export CCACHE_DIR ?= $(or $(EXTERNSPEC_CACHE_DIR),$(CURDIR)/.cache)/ccache
 
 # The editable install maps each package file by its path, so a module added, moved or removed
 # redoes it: the list of files is kept beside the stamp and rewritten only when it changes.

@@ -115,8 +115,9 @@ def _cell(server: TritonServer, model: str, clients: int, env: dict[str, str], i
           root: Path) -> tuple[float, float, float, float]:
     """(requests/s, p50 ms, p99 ms, server CPU ms per request) of perf_analyzer holding `clients`
     requests in flight over gRPC until 3 windows of MEASUREMENT_MS agree (in throughput and mean
-    latency: perf_analyzer's default; with `--percentile 99` they rarely did at 1 client here). "server CPU" is over the whole
-    perf_analyzer run, warm-up and windows, per request the server answered in it."""
+    latency: perf_analyzer's default; with `--percentile 99` they rarely did at 1 client here).
+    "server CPU" is over the whole perf_analyzer run, warm-up and windows, per request the server
+    answered in it."""
     csv = root / f"{model}-{clients}.csv"
     pid = server.process.pid
     served, cpu = int(_statistics(server, model)["success"]["count"]), _server_cpu_s(pid)

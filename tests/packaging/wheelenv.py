@@ -33,6 +33,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from externspec._cache import cache_dir
+from externspec.cpp import binding
 from tests.support.paths import REPO
 
 CACHE = cache_dir() / "wheel"
@@ -90,6 +91,9 @@ def built_wheel() -> tuple[Path, float]:
 
     def make(out: Path) -> None:
         nonlocal built
+        # es.cpp's source build first (or a wait for the worker building it): under `make test`'s
+        # ccache the wheel's compile of the same sources then takes its objects (Makefile, "ccache").
+        binding.build_library()
         env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
         _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(REPO)],
              env=env)
