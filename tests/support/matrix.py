@@ -17,14 +17,16 @@ through es.cpp.AOTIRunner, the Python executor and torch's own runner.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
+import os
 import re
 import subprocess
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,16 +188,51 @@ def compile_case(case: Case, path: Path) -> None:
         inputs = case.inputs()
         ep = torch.export.export(module, inputs[0], dynamic_shapes=case.dynamic_shapes)
         options = dict(torch._inductor.lite_mode_options) if case.lite else {}
+        options.update(baseline_isa_options())
         if hasattr(torch._inductor.config.aot_inductor, "enable_line_tables"):
             # 2.12 and later compile the model library with -g1 by default: its line tables are two
             # thirds of a package's bytes, and nothing reads them here.
             options["aot_inductor.enable_line_tables"] = False
-        with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        with tempfile.TemporaryDirectory(dir=path.parent) as tmp, baseline_capability():
             # The archive's top folder is named after the package file, so it is compiled under its name.
             torch._inductor.aoti_compile_and_package(ep, package_path=str(Path(tmp) / path.name),
                                                      inductor_configs=options)
             record_eager(case, path)
             deflate(Path(tmp) / path.name, path)
+
+
+# The instructions the stored packages may use (issue 54 item 2): every x86-64 machine that runs the
+# tests has AVX2 and FMA (x86-64-v3), not every one AVX-512, and a library compiled for an ISA its CPU
+# lacks dies with SIGILL. torch compiles for the machine that compiles: its vector ISA from the CPU
+# (capped by ATEN_CPU_CAPABILITY, which it records as the package's AOTI_CPU_ISA) and `-march=native`
+# for the rest of the code (config.cpp.march, TORCHINDUCTOR_CPP_MARCH, replaces it). Both are set
+# down here; tests/torch/test_matrix_isa.py holds every stored library to AVX2 by its instructions.
+BASELINE_CAPABILITY = "avx2"
+BASELINE_MARCH = "x86-64-v3"
+
+
+def baseline_isa_options() -> dict[str, Any]:
+    """Inductor options that compile for the baseline ISA, with its caches off (a cached kernel of
+    the native ISA must not be reused)."""
+    if not hasattr(torch._inductor.config.cpp, "march"):
+        raise RuntimeError(f"torch {torch.__version__} has no config.cpp.march: the stored packages would be "
+                           "compiled with -march=native")
+    return {"cpp.march": BASELINE_MARCH, "force_disable_caches": True}
+
+
+@contextlib.contextmanager
+def baseline_capability() -> Iterator[None]:
+    """ATEN_CPU_CAPABILITY set to the baseline while inside (Inductor picks its vector ISA from it at
+    each compile)."""
+    old = os.environ.get("ATEN_CPU_CAPABILITY")
+    os.environ["ATEN_CPU_CAPABILITY"] = BASELINE_CAPABILITY
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["ATEN_CPU_CAPABILITY"]
+        else:
+            os.environ["ATEN_CPU_CAPABILITY"] = old
 
 
 def record_eager(case: Case, path: Path) -> None:

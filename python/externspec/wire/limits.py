@@ -35,6 +35,9 @@ MAX_DECODE_ERRORS: int = _DECODER["MAX_DECODE_ERRORS"]  # the most problems a fa
 # The default limits of a package load, from the table both languages read (limits.def).
 LIMITS_FILE = TORCH_DEF_DIR / "limits.def"
 _DEFAULTS = {fields[0]: int(fields[1]) for _, macro, fields in entries(LIMITS_FILE) if macro == "ES_LIMIT_DEFAULT"}
+# A package's small JSON members (`*.wrapper_metadata.json`): read at most this many bytes (no option).
+SMALL_JSON_BYTES: int = next(int(fields[1]) for _, macro, fields in entries(LIMITS_FILE)
+                             if macro == "ES_LIMIT_FIXED" and fields[0] == "small_json_bytes")
 
 
 def max_json_bytes(given: int | None = None) -> int:

@@ -17,6 +17,7 @@ import sys
 
 from ... import aoti, file_kind, runtimes
 from . import _documents as docs
+from ._cpu import cpu_field, cpu_text
 from ._report import FileResult, Reporter, add_format_arguments, problems_of
 from ._terminal import shown
 
@@ -155,6 +156,9 @@ def _runtimes(path: str, result: FileResult, *, text: bool) -> None:
     verdicts = runtimes.runtimes(path)
     result.fields["runtimes"] = [{"torch": v.release, "runtime": v.runtime, "runs": v.runs, "kind": v.kind,
                                   "reason": v.reason} for v in verdicts]
+    cpu = cpu_field(path)  # the release table's verdicts hold on machines with the ISA the package needs
+    if cpu is not None:
+        result.fields["cpu"] = cpu
     if not text:
         return
     releases = list(dict.fromkeys(v.release for v in verdicts))
@@ -168,3 +172,5 @@ def _runtimes(path: str, result: FileResult, *, text: bool) -> None:
         print((f"  {name:<{width}}  " + "  ".join(f"{c:<6}" for c in row)).rstrip())
     for i, reason in enumerate(reasons, 1):
         print(f"  ({i}) {reason}")
+    if cpu is not None:
+        print(f"  {shown(cpu_text(cpu))}")

@@ -18,6 +18,7 @@ from externspec._modelbase import Union as UnionModel
 
 from . import _documents as docs
 from . import _ops
+from ._cpu import cpu_field, cpu_text
 from ._report import FileResult, Problem, Reporter, add_format_arguments, problems_of
 from ._terminal import Painter, shown, table, terminal_width
 
@@ -73,6 +74,13 @@ def run(args: argparse.Namespace) -> int:
         described = [describe(label, model, slots=not args.no_slots, absent=absent, call_lengths=calls)
                      for label, model, absent, calls in documents]
         result.fields["documents"] = described
+        try:
+            cpu = cpu_field(path)
+        except es.PackageError as e:
+            result.errors += problems_of(e, label=path, file=path)
+            cpu = None
+        if cpu is not None:
+            result.fields["cpu"] = cpu
         for doc in described:
             if "call_layout_refused" in doc:
                 refusal = doc["call_layout_refused"]
@@ -103,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
                 print(shown(f"ops called: {', '.join(doc['ops'])}"))
                 if "namespaces" in doc:
                     print(shown(namespaces_text(doc["namespaces"])))
+            if cpu is not None:
+                print(shown(cpu_text(cpu)))
     return reporter.finish()
 
 

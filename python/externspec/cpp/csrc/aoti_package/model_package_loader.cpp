@@ -5,6 +5,7 @@
 
 #include <externspec/torch/errors.h>
 
+#include "aoti_package/cpu_isa.h"
 #include "aoti_package/custom_objects.h"
 #include "aoti_package/file_kind.h"
 #include "aoti_package/package_layout.h"
@@ -57,21 +58,30 @@ std::unique_ptr<ProxyExecutor> plan_spec(ZipArchive& package, const ModelMembers
 
 // The package's metadata is a flat JSON object of strings (`"AOTI_DEVICE_KEY": "cpu", ...`), as
 // torch writes it and its own loader reads it: anything else is refused, not skimmed. Returns the
-// device key, "" when there is none.
-std::string device_key(const std::string& metadata, const std::string& label) {
-  for (auto& [key, value] : string_object(metadata, label, "a package's metadata"))
-    if (key == "AOTI_DEVICE_KEY") return value;
+// value of `key`, "" when there is none.
+std::string metadata_value(const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key) {
+  for (const auto& [k, value] : fields)
+    if (k == key) return value;
   return {};
 }
 
-// The metadata as text ("" when absent), checked: a model compiled for another device is refused.
+// The metadata as text ("" when absent), checked before the library is opened: a model compiled for
+// another device is refused, and one compiled for CPU instructions this machine lacks (its host code
+// runs on the CPU whatever the device), which would die with SIGILL at its first run.
 std::string read_metadata(ZipArchive& package, const ModelMembers& members, const std::string& model,
                           const c10::Device& device) {
   if (!members.metadata) return {};
   std::string metadata = package.read(*members.metadata, kSmallJsonLimit);
-  std::string key = device_key(metadata, package.label(*members.metadata));
+  const auto fields = string_object(metadata, package.label(*members.metadata), "a package's metadata");
+  std::string key = metadata_value(fields, "AOTI_DEVICE_KEY");
   if (!key.empty() && key != c10::DeviceTypeName(device.type(), /*lower_case=*/true))
     throw UnsupportedError(model + ": the model was compiled for " + key + ", not for device " + device.str());
+  if (auto refusal = cpu_isa_refusal(metadata_value(fields, "AOTI_MACHINE"), metadata_value(fields, "AOTI_CPU_ISA"),
+                                     host_cpu())) {
+    PackageError e(model + ": " + *refusal);
+    e.kind = "cpu_isa";
+    throw e;
+  }
   return metadata;
 }
 

@@ -22,7 +22,9 @@ std::vector<std::pair<std::string, std::string>> string_object(std::string_view 
                                                               const std::string& kind);
 
 // The most a package's small JSON members (`*.wrapper_metadata.json`, `custom_objs_config.json`)
-// may record: torch writes a few hundred bytes; the limit keeps a hostile one's parse small.
-constexpr std::uint64_t kSmallJsonLimit = std::uint64_t{1} << 20;
+// may record (limits.def's small_json_bytes, which Python reads too).
+#define ES_LIMIT_FIXED(name, bytes) constexpr std::uint64_t kSmallJsonLimit = bytes;
+#include <externspec/torch/limits.def>
+#undef ES_LIMIT_FIXED
 
 }  // namespace externspec::detail

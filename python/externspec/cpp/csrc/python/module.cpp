@@ -15,6 +15,8 @@
 #include <torch/headeronly/version.h>
 
 #include <map>
+#include <set>
+#include <vector>
 #include <optional>
 #include <variant>
 #include <string_view>
@@ -26,6 +28,7 @@
 #include <externspec/messages.h>
 #include <externspec/torch/proxy_executor.h>
 
+#include "aoti_package/cpu_isa.h"
 #include "executor/torch_types.h"
 #include "python/binding.h"
 
@@ -285,6 +288,26 @@ void bind_messages(py::module_& m) {
   });
 }
 
+// The CPU check's rule (aoti_package/cpu_isa.h) and this machine as it sees it, so that
+// tests/aoti/test_cpu_isa.py runs one body over it and Python's externspec.cpu_isa.
+void bind_cpu_isa(py::module_& m) {
+  using externspec::detail::HostCpu;
+  auto host = [](const HostCpu& h) {
+    py::object features = py::none();
+    if (h.features) features = py::cast(std::vector<std::string>(h.features->begin(), h.features->end()));
+    return py::dict(py::arg("machine") = h.machine, py::arg("features") = features, py::arg("unread") = h.unread,
+                    py::arg("capability") = h.capability);
+  };
+  m.def("host_cpu", [host] { return host(externspec::detail::host_cpu()); });
+  m.def("cpu_isa_refusal", [](const std::string& machine, const std::string& isa, const std::string& host_machine,
+                              std::optional<std::vector<std::string>> features, const std::string& unread,
+                              const std::string& capability) {
+    HostCpu h{host_machine, std::nullopt, unread, capability};
+    if (features) h.features = std::set<std::string>(features->begin(), features->end());
+    return std::make_pair(externspec::detail::cpu_isa_refusal(machine, isa, h), externspec::detail::host_isa(h));
+  });
+}
+
 }  // namespace
 }  // namespace externspec::binding
 
@@ -303,5 +326,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   bind_limits(m);
   bind_proxy_executor(m);
   bind_messages(m);
+  bind_cpu_isa(m);
   bind_aoti_runner(m);
 }
