@@ -23,16 +23,19 @@ libraries, which every runtime needs loaded (`inspect` and `check-spec` list the
 from __future__ import annotations
 
 import fnmatch
-import struct
+import os
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO
 
-from . import _torch_support, aoti
+from . import _torch_support, aoti, elf, package_layout
 from ._generated.models import CallLayout
 from .errors import PackageError, SpecMismatchError
+from .messages import message
 from .torch_releases import RELEASE_NAMES
+from .wire import limits
 
 # The runtimes, as check-spec --runtimes and the table name them.
 RUNTIMES = {"torch": "torch's runner", "es.cpp": "es.cpp.AOTIRunner", "python": "Python executor"}
@@ -51,8 +54,8 @@ REASONS = {
                                "package for it)",
     "layout_refused": "its calls fit no call layout of its nodes: {refusal}",
 }
-_MODEL_LIBRARY = "*/data/aotinductor/*/*.wrapper.so"
-_WRAPPER_SOURCE = "*/data/aotinductor/*/*.wrapper.cpp"
+_MODEL_LIBRARY = package_layout.model_member("library")
+_WRAPPER_SOURCE = package_layout.model_member("source")
 
 
 @dataclass(frozen=True)
@@ -82,47 +85,38 @@ class Verdict:
     reason: str | None = None
 
 
-def _elf_imports(library: IO[bytes], label: str) -> list[str]:
-    """The names an ELF64 little-endian shared library imports (undefined, not weak, in .dynsym),
-    read from its headers and two tables only (not its weights), as the runner does."""
-    def read(offset: int, size: int) -> bytes:
-        library.seek(offset)
-        data = library.read(size)
-        if len(data) != size:
-            raise PackageError("truncated ELF library", source=label)
-        return data
-
-    ident = read(0, 64)
-    if ident[:4] != b"\x7fELF" or ident[4] != 2 or ident[5] != 1:
-        raise PackageError("not a 64-bit little-endian ELF library", source=label)
-    shoff, = struct.unpack_from("<Q", ident, 0x28)
-    entsize, count = struct.unpack_from("<HH", ident, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", read(shoff + i * entsize, 64)) for i in range(count)]
-    names = []
-    for _, kind, _, _, offset, size, link, _, _, symsize in sections:
-        if kind != 11 or not symsize:  # SHT_DYNSYM
-            continue
-        strings = read(sections[link][4], sections[link][5])
-        table = read(offset, size)
-        for at in range(0, size - symsize + 1, symsize):
-            name, info, _, shndx = struct.unpack_from("<IBBH", table, at)
-            if shndx == 0 and info >> 4 == 1 and name:  # undefined, STB_GLOBAL
-                names.append(strings[name:strings.index(b"\0", name)].decode("ascii", "replace"))
-    return names
-
-
 def _release_key(release: str) -> tuple[int, int]:
     return _torch_support.minor_release(release)
 
 
-def _dated_imports(archive: zipfile.ZipFile, label: str) -> tuple[str, tuple[str, ...]]:
+def _library_imports(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: int) -> tuple[str, ...]:
+    """What the model library member `info` imports: the member, bounded by `budget` (the runner's
+    extraction budget) before a byte is inflated, inflated once into a temporary file (CRC checked),
+    and its tables read from there (elf.py)."""
+    source = f"{label}!{info.filename}"
+    if info.file_size > budget:
+        raise PackageError(f"{message('MEMBER_TOO_LARGE', size=info.file_size, limit=budget)} (max_extracted_bytes)",
+                           source=source)
+    with tempfile.TemporaryFile() as copy:
+        try:
+            with archive.open(info) as member:
+                shutil.copyfileobj(member, copy, 1 << 20)
+        except aoti.ZIP_ERRORS as e:
+            raise PackageError(f"cannot read the archive member: {e}", source=source) from None
+        length = copy.tell()
+        if length != info.file_size:
+            raise PackageError(f"{length} bytes where the zip directory records {info.file_size}", source=source)
+        return elf.dynamic_symbols(copy, length, source).imported
+
+
+def _dated_imports(archive: zipfile.ZipFile, label: str, package_bytes: int) -> tuple[str, tuple[str, ...]]:
     dated: dict[str, str] = {}
+    budget = limits.extracted_budget(limits.Limits().max_extracted_bytes, package_bytes)
     for info in archive.infolist():
         if fnmatch.fnmatchcase(info.filename, _MODEL_LIBRARY):
-            with archive.open(info) as library:
-                for name in _elf_imports(library, f"{label}!{info.filename}"):
-                    if RELEASE_NAMES.get(name, ("", ""))[0] == "import":
-                        dated[name] = RELEASE_NAMES[name][1]
+            for name in _library_imports(archive, info, label, budget):
+                if RELEASE_NAMES.get(name, ("", ""))[0] == "import":
+                    dated[name] = RELEASE_NAMES[name][1]
     if not dated:
         return "", ()
     needs = max(dated.values(), key=_release_key)
@@ -137,7 +131,7 @@ def package_facts(path: str) -> PackageFacts:
 
     package = aoti.read_package(path)
     with zipfile.ZipFile(path) as archive:
-        needs, functions = _dated_imports(archive, path)
+        needs, functions = _dated_imports(archive, path, os.path.getsize(path))
         sources = [i for i in archive.infolist() if fnmatch.fnmatchcase(i.filename, _WRAPPER_SOURCE)]
         cpp = b"".join(aoti.read_member(archive, i, aoti.MAX_SOURCE_BYTES, f"{path}!{i.filename}",
                                         limit_name="max_source_bytes") for i in sources)

@@ -20,7 +20,7 @@ from externspec import cpu_isa
 from externspec.messages import MESSAGES
 from tests.support import matrix
 from tests.support.cli import externspec
-from tests.support.package_edits import rewrite
+from tests.support.package_edits import rewrite, with_cpu_isa
 
 AVX2_HOST = ("x86_64", ["avx", "avx2", "fma", "f16c", "sse4_2"])
 AVX512_FEATURES = [*AVX2_HOST[1], "avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni"]
@@ -45,17 +45,21 @@ CASES: dict[str, tuple[tuple[str, str, str, list[str] | None, str], str | None]]
 }
 
 
-def python_rule(machine: str, isa: str, host_machine: str, features: list[str] | None, capability: str) -> tuple[str | None, str]:
+Verdict = tuple[str | None, str]  # (the refusal, None: runs; the host's ISA)
+
+
+def python_rule(machine: str, isa: str, host_machine: str, features: list[str] | None, capability: str) -> Verdict:
     host = cpu_isa.HostCpu(host_machine, None if features is None else frozenset(features), "unreadable", capability)
     return cpu_isa.refusal(machine, isa, host), cpu_isa.host_isa(host)
 
 
-def cpp_rule(machine: str, isa: str, host_machine: str, features: list[str] | None, capability: str) -> tuple[str | None, str]:
-    refusal, host_isa = es.cpp.extension().cpu_isa_refusal(machine, isa, host_machine, features, "unreadable", capability)
+def cpp_rule(machine: str, isa: str, host_machine: str, features: list[str] | None, capability: str) -> Verdict:
+    refusal, host_isa = es.cpp.extension().cpu_isa_refusal(machine, isa, host_machine, features, "unreadable",
+                                                           capability)
     return refusal, host_isa
 
 
-RULES: dict[str, Callable[..., tuple[str | None, str]]] = {"python": python_rule, "c++": cpp_rule}
+RULES: dict[str, Callable[..., Verdict]] = {"python": python_rule, "c++": cpp_rule}
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -104,19 +108,6 @@ def test_every_token_of_the_table_is_one_torch_records() -> None:
     assert {e.capability for e in cpu_isa.ISAS} <= set(cpu_isa.CAPABILITIES)
 
 
-def _with_isa(package: Path, out: Path, isa: str, *, library: bytes | None = None) -> Path:
-    """A copy of `package` whose metadata records `isa` (and whose library is `library`, if given)."""
-    def edit(name: str, data: bytes) -> tuple[str, bytes]:
-        if name.endswith(".wrapper_metadata.json"):
-            meta = json.loads(data)
-            meta["AOTI_CPU_ISA"] = isa
-            return name, json.dumps(meta).encode()
-        if library is not None and name.endswith(".wrapper.so"):
-            return name, library
-        return name, data
-    return rewrite(package, out, edit)
-
-
 PACKAGE = matrix.package("2.15", "lite")  # no C-shim function newer than any supported torch's
 
 
@@ -132,7 +123,7 @@ def test_a_package_above_this_process_is_refused_before_its_library_opens(tmp_pa
     """ATEN_CPU_CAPABILITY=avx2 makes this machine an AVX2 one for the runner, as it does for ATen and
     Inductor: an AVX-512 package is refused, and its library (here not even an ELF file) never opened."""
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
-    package = _with_isa(PACKAGE, tmp_path / "avx512.pt2", "AVX512 AVX512_VNNI", library=b"not a shared object")
+    package = with_cpu_isa(PACKAGE, tmp_path / "avx512.pt2", "AVX512 AVX512_VNNI", library=b"not a shared object")
     with pytest.raises(es.PackageError, match=r"ATEN_CPU_CAPABILITY=avx2, below AVX512 AVX512_VNNI") as info:
         es.cpp.AOTIRunner(package)
     assert info.value.kind == "cpu_isa"
@@ -147,7 +138,7 @@ def test_a_package_this_cpu_lacks_is_refused(tmp_path: Path) -> None:
                and cpu_isa.refusal("", e.token, cpu_isa.host_cpu()) is not None]
     if not missing:
         pytest.skip("this CPU has every ISA of the table")
-    package = _with_isa(PACKAGE, tmp_path / "wide.pt2", missing[-1], library=b"not a shared object")
+    package = with_cpu_isa(PACKAGE, tmp_path / "wide.pt2", missing[-1], library=b"not a shared object")
     with pytest.raises(es.PackageError, match="lacks") as info:
         es.cpp.AOTIRunner(package)
     assert info.value.kind == "cpu_isa"
@@ -162,7 +153,7 @@ def test_the_stored_packages_run_with_the_capability_forced_down(monkeypatch: py
 
 def test_inspect_and_check_spec_show_the_isa(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
-    package = _with_isa(PACKAGE, tmp_path / "avx512.pt2", "AVX512 AVX512_VNNI")
+    package = with_cpu_isa(PACKAGE, tmp_path / "avx512.pt2", "AVX512 AVX512_VNNI")
     out = externspec("inspect", "--format", "json", str(package))
     assert out.returncode == 0, out.stderr
     cpu = json.loads(out.stdout)[0]["cpu"]
@@ -171,7 +162,7 @@ def test_inspect_and_check_spec_show_the_isa(tmp_path: Path, monkeypatch: pytest
     text = externspec("inspect", str(package)).stdout
     assert "compiled for CPU ISA AVX512 AVX512_VNNI (x86_64)" in text
     assert "this machine refuses it" in text
-    stored = externspec("check-spec", "--runtimes", str(PACKAGE)).stdout
+    stored = externspec("check-spec", "--load", "tests.support.matrix_ops", "--runtimes", str(PACKAGE)).stdout
     assert "compiled for CPU ISA AVX2 (x86_64): this machine runs it" in stored
 
 

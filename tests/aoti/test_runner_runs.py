@@ -8,6 +8,7 @@ Slow: compiles small models (cached)."""
 from __future__ import annotations
 
 import shutil
+import threading
 import zipfile
 from pathlib import Path
 
@@ -60,6 +61,48 @@ def test_a_closed_runner_refuses_every_call_saying_it_is_closed(blob_package: Pa
                  lambda: runner.device, lambda: runner.run_flat_with(lambda *a: None, [x, n])]:
         with pytest.raises(es.CallError, match=r"runner_blob.*: the runner is closed \(AOTIRunner\.close\(\)"):
             call()
+
+
+def test_a_kept_run_flat_runs_nothing_after_close_and_the_model_is_released(blob_package: Path) -> None:
+    """Issue 54 item 9: `run = runner.run_flat` (the hot-loop idiom) kept the model running after
+    close(), and the C++ runner was never released. Now the kept method refuses, and the binding's
+    object holds no model: its own properties refuse too."""
+    runner = es.cpp.AOTIRunner(blob_package)
+    run, call, impl = runner.run_flat, runner.__call__, runner._impl
+    x, n = MODEL.inputs(4)
+    torch.testing.assert_close(run([x, n])[0], x.sin())
+    runner.close()
+    for closed in [lambda: run([x, n]), lambda: call(x, n), lambda: impl.run_flat([x, n]), lambda: impl.num_inputs,
+                   lambda: impl.run_with_python(lambda *a: None, x, n)]:
+        with pytest.raises(es.CallError, match=r"runner_blob.*: the runner is closed \(AOTIRunner\.close\(\)"):
+            closed()
+    runner.close()  # twice is fine
+
+
+def test_close_during_calls_lets_them_finish(blob_package: Path) -> None:
+    """Calls in flight when close() comes finish with their outputs (they hold the model); the
+    calls after it refuse."""
+    runner = es.cpp.AOTIRunner(blob_package, num_models=2)
+    run = runner.run_flat
+    x, n = MODEL.inputs(64)
+    started, results = threading.Barrier(3), []
+
+    def worker() -> None:
+        started.wait()
+        for _ in range(200):
+            try:
+                results.append(torch.allclose(run([x, n])[0], x.sin()))
+            except es.CallError:
+                results.append("closed")
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    started.wait()
+    runner.close()
+    for t in threads:
+        t.join()
+    assert "closed" in results and False not in results, results.count("closed")
 
 
 def test_the_models_own_check_raises_its_message(runner: es.cpp.AOTIRunner) -> None:

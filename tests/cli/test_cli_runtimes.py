@@ -46,7 +46,9 @@ def test_the_text_is_a_table_with_each_reason_once() -> None:
     assert lines[start + 2].split() == ["torch's", "runner", "no", "(1)", "no", "(1)", "yes", "yes", "yes"]
     assert lines[start + 5].startswith("  (1) its model library calls C-shim functions that torch 2.13 added "
                                        "(aoti_torch_cpu_grid_sampler_3d)")
-    assert len(lines) == start + 6
+    # then the CPU it was compiled for (issue 54 item 2), and nothing more
+    assert lines[start + 6] == "  compiled for CPU ISA AVX2 (x86_64): this machine runs it"
+    assert len(lines) == start + 7
 
 
 def test_a_spec_alone_is_refused_naming_what_it_lacks(tmp_path: Path) -> None:

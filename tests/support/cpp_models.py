@@ -13,6 +13,7 @@ A few packages hold every case (an AOTInductor compile costs 1-2 minutes here):
 * `runner` and `runner_blob`: one small model for the package runner (weights, aliased and view
   outputs, the model's own value check, dtype/shape/stride checks on inputs), compiled with its
   weights in the library and, the second, in a `*.wrapper_weights.blob` beside it.
+* `bool_index`: a bool input used as an index into a buffer (the runner's check of bool bytes).
 * `extern_output`: one extern call (a custom op) on a 2048x2048 input (its rows dynamic) whose
   output a fused kernel then reads and writes: the wrapper records the output's size and stride
   after the call, the rows as the input's size symbol.
@@ -148,6 +149,23 @@ class CompiledModel:
         return self.example(n)
 
 
+class BoolIndexModel(torch.nn.Module):
+    """A bool input used as an index (issue 54 item 1): `table[m.long()]` reads a row of a 2-row
+    table, and the C++ compiler folds the bounds check of that read away (a bool is 0 or 1). Rows of
+    4 on a dynamic batch: Triton serves it batched (tests/support/triton_models.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("table", torch.arange(8, dtype=torch.float32).reshape(2, 4))
+
+    def forward(self, m: torch.Tensor) -> torch.Tensor:
+        return self.table[m.long()] * 2
+
+
+def _bool_inputs(n: int) -> tuple[torch.Tensor, ...]:
+    return ((torch.arange(n * 4) % 3 == 0).reshape(n, 4),)
+
+
 def _abi_inputs(n: int) -> tuple[torch.Tensor, ...]:
     g = torch.Generator().manual_seed(n)
     x = torch.randn(n, 4, generator=g)
@@ -186,6 +204,7 @@ MODELS = {
     "extern_output": CompiledModel("extern_output", ExternOutputModel(),
                                    lambda n: (torch.randn(2048, 2048, generator=torch.Generator().manual_seed(n)),),
                                    {"x": {0: Dim("rows", min=2, max=4096)}}),
+    "bool_index": CompiledModel("bool_index", BoolIndexModel(), _bool_inputs, {"m": {0: Dim("n", min=2, max=1024)}}),
     "cat": CompiledModel("cat", CatModel(), _cat_inputs, {"a": {0: Dim("dim0_a", min=1, max=10)},
                                                           "b": {0: Dim("dim0_b", min=1, max=20)},
                                                           "c": {0: Dim("dim0_c", min=3, max=8)}}),

@@ -193,7 +193,7 @@ def compile_case(case: Case, path: Path) -> None:
             # 2.12 and later compile the model library with -g1 by default: its line tables are two
             # thirds of a package's bytes, and nothing reads them here.
             options["aot_inductor.enable_line_tables"] = False
-        with tempfile.TemporaryDirectory(dir=path.parent) as tmp, baseline_capability():
+        with tempfile.TemporaryDirectory(dir=path.parent) as tmp, baseline_isa():
             # The archive's top folder is named after the package file, so it is compiled under its name.
             torch._inductor.aoti_compile_and_package(ep, package_path=str(Path(tmp) / path.name),
                                                      inductor_configs=options)
@@ -205,30 +205,41 @@ def compile_case(case: Case, path: Path) -> None:
 # tests has AVX2 and FMA (x86-64-v3), not every one AVX-512, and a library compiled for an ISA its CPU
 # lacks dies with SIGILL. torch compiles for the machine that compiles: its vector ISA from the CPU
 # (capped by ATEN_CPU_CAPABILITY, which it records as the package's AOTI_CPU_ISA) and `-march=native`
-# for the rest of the code (config.cpp.march, TORCHINDUCTOR_CPP_MARCH, replaces it). Both are set
-# down here; tests/torch/test_matrix_isa.py holds every stored library to AVX2 by its instructions.
+# for the rest of the code (config.cpp.march, TORCHINDUCTOR_CPP_MARCH, replaces it from 2.13). Both are
+# set down here; tests/torch/test_matrix_isa.py holds every stored library to AVX2 by its instructions.
 BASELINE_CAPABILITY = "avx2"
 BASELINE_MARCH = "x86-64-v3"
 
 
 def baseline_isa_options() -> dict[str, Any]:
     """Inductor options that compile for the baseline ISA, with its caches off (a cached kernel of
-    the native ISA must not be reused)."""
-    if not hasattr(torch._inductor.config.cpp, "march"):
-        raise RuntimeError(f"torch {torch.__version__} has no config.cpp.march: the stored packages would be "
-                           "compiled with -march=native")
-    return {"cpp.march": BASELINE_MARCH, "force_disable_caches": True}
+    the native ISA must not be reused); `baseline_isa` does the rest."""
+    options: dict[str, Any] = {"force_disable_caches": True}
+    if hasattr(torch._inductor.config.cpp, "march"):  # 2.13 and later
+        options["cpp.march"] = BASELINE_MARCH
+    return options
 
 
 @contextlib.contextmanager
-def baseline_capability() -> Iterator[None]:
-    """ATEN_CPU_CAPABILITY set to the baseline while inside (Inductor picks its vector ISA from it at
-    each compile)."""
+def baseline_isa() -> Iterator[None]:
+    """While inside: ATEN_CPU_CAPABILITY at the baseline (Inductor picks its vector ISA from it at each
+    compile) and, under a torch without config.cpp.march (2.11, 2.12, which pass `-march=native`
+    always), the compiler's `-march=native` replaced by the baseline's."""
+    from torch._inductor import cpp_builder
+
     old = os.environ.get("ATEN_CPU_CAPABILITY")
     os.environ["ATEN_CPU_CAPABILITY"] = BASELINE_CAPABILITY
+    flags = cpp_builder._get_optimization_cflags
+
+    def baseline_flags(*args: Any, **kwargs: Any) -> tuple[list[str], list[str]]:
+        cflags, ldflags = flags(*args, **kwargs)
+        return [f"march={BASELINE_MARCH}" if f == "march=native" else f for f in cflags], ldflags
+
+    cpp_builder._get_optimization_cflags = baseline_flags
     try:
         yield
     finally:
+        cpp_builder._get_optimization_cflags = flags
         if old is None:
             del os.environ["ATEN_CPU_CAPABILITY"]
         else:

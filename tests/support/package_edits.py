@@ -3,6 +3,7 @@ member rewritten, renamed, dropped, deflated or recorded with another size."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import struct
@@ -27,6 +28,18 @@ def rewrite(package: Path, out: Path, edit: Callable[[str, bytes], tuple[str, by
             if item is not None:
                 dst.writestr(item[0], item[1])
     return out
+
+
+def with_cpu_isa(package: Path, out: Path, isa: str, *, library: bytes | None = None) -> Path:
+    """A copy of `package` whose metadata records the CPU ISA `isa` (`AOTI_CPU_ISA`), and whose model
+    library is `library` when given (issue 54 item 2)."""
+    def edit(name: str, data: bytes) -> tuple[str, bytes]:
+        if name.endswith(".wrapper_metadata.json"):
+            return name, json.dumps({**json.loads(data), "AOTI_CPU_ISA": isa}).encode()
+        if library is not None and name.endswith(".wrapper.so"):
+            return name, library
+        return name, data
+    return rewrite(package, out, edit)
 
 
 def rename_library(new: Callable[[str], str]) -> Callable[[str, bytes], tuple[str, bytes]]:

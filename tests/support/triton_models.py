@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from tests.packaging import custom_op_package
-from tests.support import matrix, torchbind_models
+from tests.support import cpp_models, matrix, package_edits, torchbind_models
 from tests.support.paths import REPO
 from tests.support.triton_server import add_model
 
@@ -56,7 +56,13 @@ def serving_models() -> dict[str, tuple[Path, str]]:
         "lite213_auto": (matrix.package("2.13", "lite"), ops),
         "lite215_unbatched": (matrix.package("2.15", "lite"), ops + "max_batch_size: 0\n"),
         "default213": (matrix.package("2.13", "default"), ops),
+        # issue 54 item 4: 131,072 spaces after a newline overflowed the stack of the recursive regex
+        # that asked whether max_batch_size is stated, and killed the server; a comment states nothing
+        "lite215_blank": (matrix.package("2.15", "lite"), ops + "\n" + " " * 131072 + "\n" * 20000 +
+                          "# max_batch_size: 0\n"),
         "my_ops": (custom_op_package.package(), op_libraries(custom_op_package.ops_library())),
+        # a bool input used as an index (issue 54 items 1 and 7): its bytes checked, batch mates apart
+        "bool_index": (cpp_models.package("bool_index"), "max_batch_size: 16\n" + BATCHER),
         "index_sort": (matrix.package("2.12", "lite_index_sort"), ""),
         "torchbind": (torchbind_models.package("foo_ops"), op_libraries(torchbind_models.LIBRARY) +
                       LOAD_CUSTOM_OBJECTS),
@@ -95,6 +101,11 @@ def refused_models(tmp: Path) -> dict[str, tuple[Path, str, str]]:
                                 "load_custom_objects = true (Python: load_custom_objects=True; Triton: the model's "
                                 'parameter load_custom_objects, "true")'),
         "gpu_kind": (lite, ops + "instance_group [{ kind: KIND_GPU }]\n", "KIND_GPU"),
+        # compiled for CPU instructions no machine here has (issue 54 item 2): refused before its
+        # library is opened, where running it would have killed the server with SIGILL
+        "wider_cpu": (package_edits.with_cpu_isa(lite, tmp / "wider_cpu.pt2", "AVX512 AVX10_2"), ops,
+                      "the package was compiled for the CPU instructions AVX512 AVX10_2 (AOTI_CPU_ISA), and "
+                      "externspec does not know AVX10_2 on x86_64"),
         "too_many_instances": (lite, ops + "instance_group [{ count: 1000, kind: KIND_CPU }, "
                                            "{ count: 1000, kind: KIND_CPU }]\n",
                                "instance_group.count: 2000 instances in all, more than the 1024"),

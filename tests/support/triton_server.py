@@ -76,6 +76,7 @@ class TritonServer:
     def __init__(self, repository: Path, workdir: Path, models: Sequence[str] = (), *,
                  extra_args: Sequence[str] = (), externspec: Path | None = None) -> None:
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
+        self.repository = repository
         self.log = workdir / "tritonserver.log"
         args = [str(TRITONSERVER), f"--model-repository={repository}", "--model-control-mode=explicit",
                 f"--backend-directory={backend_directory(workdir, externspec)}", f"--http-port={self.http_port}",

@@ -10,6 +10,8 @@ Slow: builds the backend and an op library once (cached), and starts one server 
 
 from __future__ import annotations
 
+import http.client
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +21,7 @@ import pytest
 import torch
 
 from tests.packaging import custom_op_package
-from tests.support import matrix, torchbind_models, triton_models
+from tests.support import cpp_models, matrix, torchbind_models, triton_models
 from tests.support import triton_server as ts
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(ts.missing() is not None, reason=str(ts.missing()))]
@@ -82,6 +84,8 @@ def test_the_config_is_completed_from_the_package(client: Any) -> None:
     unbatched = ts.model_config(client, "lite215_unbatched")  # a stated 0 is kept: full dims, batch dynamic
     assert int(unbatched.get("max_batch_size", 0)) == 0
     assert [[int(d) for d in i["dims"]] for i in unbatched["input"]] == [[-1, 8]]
+    blank = ts.model_config(client, "lite215_blank")  # max_batch_size only in a comment
+    assert blank["max_batch_size"] == 4 and "dynamic_batching" in blank
     static = ts.model_config(client, "default213")  # x has a dynamic batch, a and b do not
     assert int(static.get("max_batch_size", 0)) == 0
     assert [[int(d) for d in i["dims"]] for i in static["input"]] == [[-1, 8], [3, 5], [3, 5]]
@@ -152,3 +156,81 @@ def test_the_dynamic_batcher_merges_requests_of_different_batch_sizes(
     after = ts.batch_executions("lite215", server)
     merged = {size: n - before.get(size, 0) for size, n in after.items() if n > before.get(size, 0)}
     assert any(size > max(sizes) for size in merged), f"no merged batch: executions by batch size {merged}"
+
+
+def _raw_bools(rows: list[list[int]]) -> np.ndarray:
+    """A BOOL input with exactly these bytes, as a client's binary data carries them."""
+    return np.array(rows, np.uint8).view(np.bool_)
+
+
+def _bool_eager(m: np.ndarray) -> np.ndarray:
+    with torch.no_grad():
+        return cpp_models.MODELS["bool_index"].module(torch.from_numpy(m)).numpy()
+
+
+def test_a_bool_byte_other_than_0_or_1_is_refused_naming_the_input(client: Any) -> None:
+    """Issue 54 item 1: a byte of 200 read row 200 of a 2-row table, and the reply carried server heap
+    memory; its write twin killed the server."""
+    message = _error(client, "bool_index", [_raw_bools([[0, 200, 1, 0]])])
+    assert "input 0 is a bool tensor whose element 1 holds the byte 200" in message, message
+    good = np.array([[True, False, False, True], [False, True, True, False]])
+    np.testing.assert_array_equal(ts.infer(client, "bool_index", [good])[0], _bool_eager(good))
+
+
+def test_a_failing_request_does_not_fail_its_batch_mates(served: tuple[ts.TritonServer, dict[str, str]]) -> None:
+    """Issue 54 item 7: requests merged into one run failed together, each well-formed one with the
+    other client's error. A merged run that fails now runs each request alone."""
+    server, _ = served
+    good = np.array([[True, False, True, False]])
+    bad = _raw_bools([[1, 0, 0, 9]])
+    before = ts.batch_executions("bool_index", server)
+    results: dict[str, Any] = {}
+
+    def send(name: str, m: np.ndarray) -> None:
+        c = ts.client("grpc", server)
+        try:
+            results[name] = ts.infer(c, "bool_index", [m])
+        except ts.InferenceServerException as e:
+            results[name] = str(e)
+        finally:
+            c.close()
+
+    for _ in range(3):  # the batcher waits 200 ms for batch mates: sent together, they merge
+        threads = [threading.Thread(target=send, args=args) for args in [("good", good), ("bad", bad)]]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert isinstance(results["good"], list), results["good"]
+        np.testing.assert_array_equal(results["good"][0], _bool_eager(good))
+        assert isinstance(results["bad"], str) and "holds the byte 9" in results["bad"], results["bad"]
+    after = ts.batch_executions("bool_index", server)
+    merged = {size: n - before.get(size, 0) for size, n in after.items() if n > before.get(size, 0)}
+    assert merged.get(2, 0) >= 1, f"never merged: executions by batch size {merged}"
+
+
+def test_error_texts_carry_no_backtrace_and_no_server_path(served: tuple[ts.TritonServer, dict[str, str]]) -> None:
+    """Issue 54 item 6: a dynamic dim whose byte size wraps 64 bits passes Triton's own check (2^61 x 8
+    float32 is 2^66 bytes, 0 modulo 2^64), and the 400 reply held torch's backtrace: 22 frames with
+    absolute addresses and install paths. Each text a client reads is now the message alone, the
+    model's folder named by the model's name."""
+    server, _ = served
+    header = json.dumps({"inputs": [{"name": "INPUT__0", "shape": [1 << 61, 8], "datatype": "FP32",
+                                     "parameters": {"binary_data_size": 0}}]}).encode()
+    connection = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=60)
+    connection.request("POST", "/v2/models/lite215_unbatched/infer", body=header,
+                       headers={"Inference-Header-Content-Length": str(len(header)),
+                                "Content-Type": "application/octet-stream"})
+    reply = connection.getresponse()
+    wrapped = reply.read().decode()
+    connection.close()
+    assert reply.status == 400, (reply.status, wrapped)
+    c = ts.client("http", server)
+    texts = [wrapped, _error(c, "bool_index", [_raw_bools([[0, 200, 1, 0]])]),
+             _error(c, "lite215", [np.ones((2, 8), np.float64)])]
+    c.close()
+    assert "model `lite215_unbatched`" in wrapped, wrapped
+    for text in texts:
+        assert "Exception raised from" not in text and "frame #" not in text, text
+        assert str(server.repository) not in text and "site-packages" not in text, text
+    assert "bool_index/1/model.pt2" in texts[1], texts[1]

@@ -34,6 +34,7 @@ from .._generated.models import CallLayout, ExternKernelNodes
 from ..abi import op_policy
 from ..abi.call_layout import call_layout_option
 from ..errors import CallError, DecodeError, VersionError
+from ..messages import message
 from ..wire import dumps, model_or_document
 from ..wire.limits import Limits
 from .binding import build as build
@@ -194,7 +195,7 @@ class AOTIRunner:
     @property
     def _runner(self) -> Any:
         if self._impl is None:
-            raise CallError(f"{self._path}: the runner is closed (AOTIRunner.close() was called)")
+            raise CallError(message("RUNNER_CLOSED", label=self._path))
         return self._impl
 
     @property
@@ -246,6 +247,10 @@ class AOTIRunner:
         return list(self._runner.run_with_python(call_function, *inputs))
 
     def close(self) -> None:
-        """Unload the model (and remove any files it still had)."""
-        self.__dict__.pop("run_flat", None)  # the binding's method holds the model too
+        """Unload the model (and remove any files it still had): every later call raises CallError,
+        also through a `run_flat` looked up before (`run = runner.run_flat`); calls in flight finish,
+        and the model is released when the last of them ends."""
+        self.__dict__.pop("run_flat", None)
+        if self._impl is not None:
+            self._impl.close()  # the binding's methods, wherever kept, find it closed
         self._impl = None

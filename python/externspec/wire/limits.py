@@ -35,9 +35,18 @@ MAX_DECODE_ERRORS: int = _DECODER["MAX_DECODE_ERRORS"]  # the most problems a fa
 # The default limits of a package load, from the table both languages read (limits.def).
 LIMITS_FILE = TORCH_DEF_DIR / "limits.def"
 _DEFAULTS = {fields[0]: int(fields[1]) for _, macro, fields in entries(LIMITS_FILE) if macro == "ES_LIMIT_DEFAULT"}
-# A package's small JSON members (`*.wrapper_metadata.json`): read at most this many bytes (no option).
-SMALL_JSON_BYTES: int = next(int(fields[1]) for _, macro, fields in entries(LIMITS_FILE)
-                             if macro == "ES_LIMIT_FIXED" and fields[0] == "small_json_bytes")
+# The bounds no option changes (limits.def's ES_LIMIT_FIXED; C++ reads the same lines).
+_FIXED = {fields[0]: int(fields[1]) for _, macro, fields in entries(LIMITS_FILE) if macro == "ES_LIMIT_FIXED"}
+SMALL_JSON_BYTES: int = _FIXED["small_json_bytes"]  # a package's `*.wrapper_metadata.json`
+EXTRACTED_BYTES_PER_PACKAGE_BYTE: int = _FIXED["extracted_bytes_per_package_byte"]  # max_extracted_bytes 0
+ELF_SECTIONS: int = _FIXED["elf_sections"]  # a model library's section headers read
+ELF_TABLE_BYTES: int = _FIXED["elf_table_bytes"]  # each of its dynamic symbol and string tables
+
+
+def extracted_budget(given: int, package_bytes: int) -> int:
+    """What a load may write for a package of `package_bytes`: `given` (Limits.max_extracted_bytes),
+    or, when 0, EXTRACTED_BYTES_PER_PACKAGE_BYTE times the package's size (the runner's rule)."""
+    return given or EXTRACTED_BYTES_PER_PACKAGE_BYTE * package_bytes
 
 
 def max_json_bytes(given: int | None = None) -> int:

@@ -27,6 +27,18 @@ struct Pending {
   std::string error;  // why it cannot run ("" when it can)
 };
 
+// What a client reads of an error: the message without torch's backtrace, the server's folder of the
+// model replaced by the model's name (`lite/1/model.pt2!...`, not `/srv/models/lite/1/...`); the log
+// keeps the whole text (issue 54 item 6).
+std::string client_text(const ModelState& model, const std::exception& error) {
+  log(TRITONSERVER_LOG_VERBOSE, "externspec: model `" + model.name + "`: " + error.what());
+  std::string text = without_backtrace(error);
+  if (!model.dir.empty())
+    for (std::size_t at = text.find(model.dir); at != std::string::npos; at = text.find(model.dir, at + model.name.size()))
+      text.replace(at, model.dir.size(), model.name);
+  return "model `" + model.name + "`: " + text;
+}
+
 std::string shape_text(const int64_t* shape, std::uint32_t rank) {
   std::string text = "[";
   for (std::uint32_t d = 0; d < rank; ++d) text += (d ? ", " : "") + std::to_string(shape[d]);
@@ -187,27 +199,40 @@ void report(TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Request* reques
     TRITONSERVER_ErrorDelete(error);
 }
 
+void report_batch(TRITONBACKEND_ModelInstance* instance, std::int64_t size, const Timing& t) {
+  if (TRITONSERVER_Error* error = TRITONBACKEND_ModelInstanceReportBatchStatistics(
+          instance, static_cast<std::uint64_t>(size), t.exec_start, t.compute_start, t.compute_end, now_ns()))
+    TRITONSERVER_ErrorDelete(error);
+}
+
 // One run for a group: the inputs concatenated along the batch dim, the outputs narrowed back.
 void run_group(ModelState& model, TRITONBACKEND_ModelInstance* instance, const std::vector<Pending*>& group,
                Timing timing) {
-  std::vector<at::Tensor> inputs;
   std::int64_t total = 0;
   for (const Pending* p : group) total += p->batch;
-  for (std::size_t i = 0; i < group[0]->inputs.size(); ++i) {
-    std::vector<at::Tensor> parts;
-    for (const Pending* p : group) parts.push_back(p->inputs[i]);
-    at::Tensor merged = parts.size() == 1 ? parts[0] : at::cat(parts, 0);
-    inputs.push_back(merged.to(model.runner->device()));
-  }
   std::vector<at::Tensor> outputs;
   std::string failure;
   timing.compute_start = now_ns();
   try {
+    std::vector<at::Tensor> inputs;
+    for (std::size_t i = 0; i < group[0]->inputs.size(); ++i) {
+      std::vector<at::Tensor> parts;
+      for (const Pending* p : group) parts.push_back(p->inputs[i]);
+      at::Tensor merged = parts.size() == 1 ? parts[0] : at::cat(parts, 0);
+      inputs.push_back(merged.to(model.runner->device()));
+    }
     outputs = run_naming_calls(*model.runner, inputs);
   } catch (const std::exception& e) {
-    failure = "model `" + model.name + "`: " + e.what();
+    failure = client_text(model, e);
   }
   timing.compute_end = now_ns();
+  if (!failure.empty() && group.size() > 1) {
+    // A merged run failed: each request runs alone, so that well-formed requests succeed and no
+    // client reads another's error (issue 54 item 7). A failure costs one run per request more.
+    report_batch(instance, model.max_batch_size > 0 ? total : 1, timing);
+    for (Pending* p : group) run_group(model, instance, {p}, Timing{now_ns()});
+    return;
+  }
   std::int64_t offset = 0;
   for (Pending* p : group) {
     bool sent = failure.empty();
@@ -225,10 +250,7 @@ void run_group(ModelState& model, TRITONBACKEND_ModelInstance* instance, const s
     offset += p->batch;
     report(instance, p->request, sent, timing);
   }
-  if (TRITONSERVER_Error* error = TRITONBACKEND_ModelInstanceReportBatchStatistics(
-          instance, static_cast<std::uint64_t>(model.max_batch_size > 0 ? total : 1), timing.exec_start,
-          timing.compute_start, timing.compute_end, now_ns()))
-    TRITONSERVER_ErrorDelete(error);
+  report_batch(instance, model.max_batch_size > 0 ? total : 1, timing);
 }
 
 }  // namespace
@@ -242,7 +264,7 @@ void execute(ModelState& model, TRITONBACKEND_ModelInstance* instance, TRITONBAC
     try {
       read_request(model, p);
     } catch (const std::exception& e) {
-      p.error = "model `" + model.name + "`: " + e.what();
+      p.error = client_text(model, e);
       send_error(p.request, TRITONSERVER_ERROR_INVALID_ARG, p.error);
       report(instance, p.request, false, timing);
     }

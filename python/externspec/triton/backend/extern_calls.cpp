@@ -1,8 +1,8 @@
 #include "extern_calls.h"
 
-#include <c10/util/Exception.h>
-
 #include <stdexcept>
+
+#include "triton_errors.h"
 
 namespace externspec::triton {
 
@@ -17,9 +17,7 @@ void NamingExecutor::call_function(int extern_node_index, int num_ints, int64_t*
 }
 
 std::string NamingExecutor::describe(const std::exception& error) const {
-  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
-  std::string message = c10_error ? c10_error->what_without_backtrace() : error.what();
-  if (auto cut = message.find("\nException raised from"); cut != std::string::npos) message.erase(cut);
+  std::string message = without_backtrace(error);
   if (!failed_ || *failed_ < 0 || static_cast<std::size_t>(*failed_) >= inner_.size()) return message;
   const std::string& label = inner_.plan(static_cast<std::size_t>(*failed_)).label;
   return message.find(label) == std::string::npos ? label + ": " + message : message;

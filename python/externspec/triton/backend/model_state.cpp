@@ -60,6 +60,7 @@ std::unique_ptr<ModelState> load_model(TRITONBACKEND_Model* model) {
   state->name = name;
   json config = model_config(model);
   auto [package, dir] = package_path(model);
+  state->dir = dir;
   ModelSettings settings = read_settings(config, dir);
   if (!std::filesystem::is_regular_file(package)) throw ConfigError("no package at " + package + " (model.pt2)");
   state->runner = std::make_unique<AOTIRunner>(package, settings.options);

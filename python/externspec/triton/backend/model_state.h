@@ -17,6 +17,7 @@ namespace externspec::triton {
 
 struct ModelState {
   std::string name;
+  std::string dir;  // the model's folder in the repository (a server path: kept out of client texts)
   std::unique_ptr<AOTIRunner> runner;
   PackageFacts facts;
   std::vector<ConfigTensor> inputs, outputs;  // as the final config states them

@@ -2,6 +2,8 @@
 // becomes the TRITONSERVER_Error a backend entry point returns (the server owns it then).
 #pragma once
 
+#include <c10/util/Exception.h>
+
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -21,6 +23,15 @@ inline void check(TRITONSERVER_Error* error, const char* what) {
   std::string message = std::string(what) + ": " + TRITONSERVER_ErrorMessage(error);
   TRITONSERVER_ErrorDelete(error);
   throw TritonCallError(message);
+}
+
+// An exception's message without torch's backtrace: c10::Error::what() carries one (22 frames with
+// absolute addresses and install paths), which no client may read (issue 54 item 6).
+inline std::string without_backtrace(const std::exception& error) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
+  std::string message = c10_error ? c10_error->what_without_backtrace() : error.what();
+  if (auto cut = message.find("\nException raised from"); cut != std::string::npos) message.erase(cut);
+  return message;
 }
 
 inline TRITONSERVER_Error* new_error(TRITONSERVER_Error_Code code, const std::string& message) {

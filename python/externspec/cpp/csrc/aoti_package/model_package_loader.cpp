@@ -7,6 +7,7 @@
 
 #include "aoti_package/cpu_isa.h"
 #include "aoti_package/custom_objects.h"
+#include "aoti_package/fixed_limits.h"
 #include "aoti_package/file_kind.h"
 #include "aoti_package/package_layout.h"
 #include "aoti_package/string_object.h"
@@ -97,7 +98,7 @@ std::vector<std::string> members_to_extract(const ModelMembers& members, const c
 void check_extracted_size(const ZipArchive& package, const std::vector<std::string>& members,
                           const AOTIRunnerOptions& options) {
   const std::uint64_t given = options.limits.max_extracted_bytes;
-  std::uint64_t budget = given ? given : 16 * package.file_size();
+  std::uint64_t budget = given ? given : fixed::extracted_bytes_per_package_byte * package.file_size();
   std::uint64_t total = 0;
   for (const auto& m : members) {
     std::uint64_t n = package.size(m);

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "aoti_package/fixed_limits.h"
+
 namespace externspec::detail {
 
 // `s` in backticks; a NUL byte as `\0` (messages are C strings once they cross into Python).
@@ -23,8 +25,6 @@ std::vector<std::pair<std::string, std::string>> string_object(std::string_view 
 
 // The most a package's small JSON members (`*.wrapper_metadata.json`, `custom_objs_config.json`)
 // may record (limits.def's small_json_bytes, which Python reads too).
-#define ES_LIMIT_FIXED(name, bytes) constexpr std::uint64_t kSmallJsonLimit = bytes;
-#include <externspec/torch/limits.def>
-#undef ES_LIMIT_FIXED
+constexpr std::uint64_t kSmallJsonLimit = fixed::small_json_bytes;
 
 }  // namespace externspec::detail

@@ -113,6 +113,40 @@ void check_storage(const at::Tensor& t, const Who& who) {
                     " bytes (its data is missing, or a view's sizes and strides address more)");
 }
 
+// A bool input holds 0 or 1 in each byte: compiled kernels take that as given (a bool used as an
+// index, `table[m.long()]`, has its bounds check folded away by the C++ compiler), so a byte of 200
+// from a client read row 200 of a 2-row table (server memory in the reply) and its write twin
+// corrupted the heap. Checked before the run, as ATen's own kernels need not.
+template <class Who>
+void check_bool_values(const at::Tensor& t, const Who& who) {
+  if (t.scalar_type() != at::kBool || t.numel() == 0) return;
+  std::int64_t at_element = -1;
+  std::uint8_t value = 0;
+  if (t.is_cpu() && t.is_contiguous()) {
+    const auto* bytes = static_cast<const std::uint8_t*>(t.const_data_ptr());
+    const std::int64_t n = t.numel();
+    std::uint8_t any = 0;
+    for (std::int64_t k = 0; k < n; ++k) any |= bytes[k];  // vectorized; the slow search only on failure
+    if (any > 1)
+      for (std::int64_t k = 0; k < n; ++k)
+        if (bytes[k] > 1) {
+          at_element = k;
+          value = bytes[k];
+          break;
+        }
+  } else {  // strided, or on a GPU: ATen finds it, on the tensor's device
+    const at::Tensor bad = t.view(at::kByte).gt(1).flatten();
+    if (bad.any().item<bool>()) {
+      at_element = bad.nonzero()[0][0].item<std::int64_t>();
+      value = t.view(at::kByte).flatten()[at_element].item<std::uint8_t>();
+    }
+  }
+  if (at_element >= 0)
+    throw CallError(who() + " is a bool tensor whose element " + std::to_string(at_element) + " holds the byte " +
+                    std::to_string(value) + ": a bool is stored as the byte 0 or 1, and compiled kernels trust "
+                    "that (another value can make them read or write out of bounds)");
+}
+
 }  // namespace
 
 void InputChecks::check(const std::vector<at::Tensor>& inputs, SymbolValues& values) const {
@@ -143,6 +177,7 @@ void InputChecks::check(const std::vector<at::Tensor>& inputs, SymbolValues& val
     if (want.dtype && t.scalar_type() != *want.dtype)
       throw CallError(who() + " has dtype " + c10::toString(t.scalar_type()) + ", the model was compiled for " +
                       c10::toString(*want.dtype));
+    check_bool_values(t, who);
     if (t.is_conj() || t.is_neg())
       throw CallError(who() + " is a lazy conjugate or negative view: call resolve_conj() / resolve_neg() first");
     if (want.rank && static_cast<std::size_t>(t.dim()) != *want.rank)

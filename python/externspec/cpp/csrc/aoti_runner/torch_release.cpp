@@ -1,13 +1,10 @@
 #include "aoti_runner/torch_release.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <link.h>
 
 #include <torch/headeronly/version.h>
 
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -15,6 +12,8 @@
 #include <vector>
 
 #include <externspec/torch/errors.h>
+
+#include "aoti_runner/elf_symbols.h"
 
 namespace externspec::detail {
 namespace {
@@ -39,62 +38,15 @@ struct Symbols {
   std::vector<std::string> exported;  // defined, `AOTInductor*`
 };
 
-// `size` bytes at `offset` of `in` (whose length is `length`), or nullopt when out of bounds. A model
-// library holds its weights unless they are in a blob: only its headers and symbol tables are read.
-std::optional<std::vector<char>> read_at(std::ifstream& in, std::uint64_t length, std::uint64_t offset,
-                                         std::uint64_t size) {
-  if (offset > length || size > length - offset) return std::nullopt;
-  std::vector<char> out(size);
-  in.seekg(static_cast<std::streamoff>(offset));
-  if (!in.read(out.data(), static_cast<std::streamsize>(size))) return std::nullopt;
-  return out;
-}
-
-template <class T>
-std::optional<T> read_struct(std::ifstream& in, std::uint64_t length, std::uint64_t offset) {
-  auto bytes = read_at(in, length, offset, sizeof(T));
-  if (!bytes) return std::nullopt;
-  T out;
-  std::memcpy(&out, bytes->data(), sizeof out);
-  return out;
-}
-
-// The shim functions and entry points in the dynamic symbol table of the ELF64 shared library `file`
-// (none when it is not one, or its tables are out of bounds).
-Symbols dynamic_symbols(const std::string& file) {
+// The shim functions and entry points among the library's dynamic symbols (elf_symbols.h: its
+// tables bounded and checked, a malformed one a PackageError naming `label`).
+Symbols release_symbols(const std::string& file, const std::string& label) {
+  const ElfSymbols all = detail::dynamic_symbols(file, label);
   Symbols out;
-  std::ifstream in(file, std::ios::binary | std::ios::ate);
-  if (!in) return out;
-  const auto length = static_cast<std::uint64_t>(in.tellg());
-  auto eh = read_struct<Elf64_Ehdr>(in, length, 0);
-  if (!eh || std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-      eh->e_shentsize != sizeof(Elf64_Shdr))
-    return out;
-  auto section = [&](std::uint64_t i) -> std::optional<Elf64_Shdr> {
-    if (i >= eh->e_shnum) return std::nullopt;
-    return read_struct<Elf64_Shdr>(in, length, eh->e_shoff + i * sizeof(Elf64_Shdr));
-  };
-  for (std::uint64_t i = 0; i < eh->e_shnum; ++i) {
-    auto symtab = section(i);
-    if (!symtab || symtab->sh_type != SHT_DYNSYM || symtab->sh_entsize != sizeof(Elf64_Sym)) continue;
-    auto strtab = section(symtab->sh_link);
-    auto syms = read_at(in, length, symtab->sh_offset, symtab->sh_size);
-    auto strs = strtab ? read_at(in, length, strtab->sh_offset, strtab->sh_size) : std::nullopt;
-    if (!syms || !strs) return {};
-    for (std::uint64_t k = 0; k < syms->size() / sizeof(Elf64_Sym); ++k) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, syms->data() + k * sizeof sym, sizeof sym);
-      if (sym.st_name >= strs->size()) continue;
-      const char* name = strs->data() + sym.st_name;
-      const std::string_view view(name, strnlen(name, strs->size() - sym.st_name));
-      if (sym.st_shndx == SHN_UNDEF) {
-        if (ELF64_ST_BIND(sym.st_info) != STB_WEAK && view.substr(0, kShimPrefix.size()) == kShimPrefix)
-          out.imported.emplace_back(view);
-      } else if (view.substr(0, kEntryPrefix.size()) == kEntryPrefix) {
-        out.exported.emplace_back(view);
-      }
-    }
-  }
+  for (const auto& name : all.imported)
+    if (std::string_view(name).substr(0, kShimPrefix.size()) == kShimPrefix) out.imported.push_back(name);
+  for (const auto& name : all.exported)
+    if (std::string_view(name).substr(0, kEntryPrefix.size()) == kEntryPrefix) out.exported.push_back(name);
   return out;
 }
 
@@ -149,7 +101,7 @@ void check_torch_release(const std::string& file, const std::string& label) {
   // this process has it loaded (es.cpp links it), so this finds it without loading anything.
   void* torch = dlopen("libtorch.so", RTLD_LAZY | RTLD_NOLOAD);
   if (torch == nullptr) return;
-  const Symbols symbols = dynamic_symbols(file);
+  const Symbols symbols = release_symbols(file, label);
   std::vector<std::string> missing;
   for (const std::string& name : symbols.imported) {
     dlerror();

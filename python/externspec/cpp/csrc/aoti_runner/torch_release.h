@@ -10,8 +10,9 @@ namespace externspec::detail {
 // Throws PackageError, starting `label`, when the model library at `file` imports `aoti_torch_*`
 // functions this process's libtorch does not export: it names the torch release that compiled the
 // library (the newest release whose names it imports or exports: "torch 2.15 or later"), this one,
-// and each missing function with the release that added it. Returns when none is missing, or when
-// `file` is not an ELF64 shared library (dlopen then says why).
+// and each missing function with the release that added it. Returns when none is missing; a file
+// that is not an ELF64 shared library, or whose tables are malformed, is a PackageError
+// (elf_symbols.h).
 void check_torch_release(const std::string& file, const std::string& label);
 
 }  // namespace externspec::detail

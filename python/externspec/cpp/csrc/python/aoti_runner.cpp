@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <externspec/torch/aoti_runner.h>
+#include <externspec/messages.h>
 #include <externspec/torch/errors.h>
 
 #include "aoti_package/file_kind.h"
@@ -57,13 +58,36 @@ void* stream_handle(const AOTIRunner& r, py::handle stream) {
   return reinterpret_cast<void*>(stream.attr("cuda_stream").cast<std::uintptr_t>());
 }
 
-py::list run_flat(AOTIRunner& r, py::handle inputs, py::handle stream) {
+// es.cpp.AOTIRunner's C++ object: the runner until close(). A call takes its own reference while the
+// GIL is held, so close() (GIL held too) stops every later call, whichever way the method was looked
+// up (`run = runner.run_flat` kept in a hot loop), and the model is released once the calls in flight,
+// which hold theirs, end.
+class BoundRunner {
+ public:
+  BoundRunner(std::shared_ptr<AOTIRunner> runner, std::string label)
+      : runner_(std::move(runner)), label_(std::move(label)) {}
+
+  // The runner, for one call; CallError once closed.
+  std::shared_ptr<AOTIRunner> runner() const {
+    if (!runner_) throw externspec::CallError(message(Message::RUNNER_CLOSED, {{"label", label_}}));
+    return runner_;
+  }
+
+  void close() { runner_.reset(); }
+
+ private:
+  std::shared_ptr<AOTIRunner> runner_;
+  std::string label_;
+};
+
+py::list run_flat(const BoundRunner& bound, py::handle inputs, py::handle stream) {
+  const std::shared_ptr<AOTIRunner> r = bound.runner();
   auto tensors = tensors_of(inputs);
-  void* handle = stream_handle(r, stream);
+  void* handle = stream_handle(*r, stream);
   std::vector<at::Tensor> out;
   {
     py::gil_scoped_release release;
-    out = r.run(tensors, handle);
+    out = r->run(tensors, handle);
   }
   return wrap(std::move(out));
 }
@@ -109,13 +133,14 @@ class PythonExecutor : public torch::aot_inductor::ProxyExecutor {
   py::object call_;
 };
 
-py::list run_with_python(AOTIRunner& r, py::object call, py::args args) {
+py::list run_with_python(const BoundRunner& bound, py::object call, py::args args) {
+  const std::shared_ptr<AOTIRunner> r = bound.runner();
   auto inputs = tensors_of(args);
   PythonExecutor executor(std::move(call));
   std::vector<at::Tensor> out;
   try {
     py::gil_scoped_release release;
-    out = r.run_with(inputs, &executor);
+    out = r->run_with(inputs, &executor);
   } catch (const std::exception&) {
     if (executor.error_) throw std::move(*executor.error_);
     throw;
@@ -293,24 +318,24 @@ void bind_package_members(py::module_& m) {
 
 // es.cpp.AOTIRunner's constructor: the package (a path, or bytes) loaded with the GIL released,
 // its load's TORCH_WARNs raised as Python warnings.
-std::unique_ptr<AOTIRunner> load_runner(py::handle package, AOTIRunnerOptions options) {
+std::unique_ptr<BoundRunner> load_runner(py::handle package, AOTIRunnerOptions options) {
   std::optional<HeldBytes> bytes;
   std::string path;
   if (py::isinstance<py::str>(package)) path = py::cast<std::string>(package);
   else bytes.emplace(package);
   LoadWarnings warnings;  // the load's TORCH_WARNs become Python warnings
-  std::unique_ptr<AOTIRunner> runner;
+  std::shared_ptr<AOTIRunner> runner;
   try {
     c10::WarningUtils::WarningHandlerGuard guard(&warnings);
     py::gil_scoped_release release;
-    runner = bytes ? std::make_unique<AOTIRunner>(PackageBytes{bytes->view()}, std::move(options))
-                   : std::make_unique<AOTIRunner>(path, std::move(options));
+    runner = bytes ? std::make_shared<AOTIRunner>(PackageBytes{bytes->view()}, std::move(options))
+                   : std::make_shared<AOTIRunner>(path, std::move(options));
   } catch (...) {
     warnings.issue_before_error();
     throw;
   }
   warnings.issue();
-  return runner;
+  return std::make_unique<BoundRunner>(std::move(runner), bytes ? "<package bytes>" : path);
 }
 
 }  // namespace
@@ -318,19 +343,22 @@ std::unique_ptr<AOTIRunner> load_runner(py::handle package, AOTIRunnerOptions op
 void bind_aoti_runner(py::module_& m) {
   bind_options(m);
   bind_package_members(m);
-  py::class_<AOTIRunner>(m, "AOTIRunner")
+  py::class_<BoundRunner>(m, "AOTIRunner")
       .def(py::init(&load_runner), py::arg("package"), py::arg("options"))
-      .def("__call__", [](AOTIRunner& r, py::args args) { return run_flat(r, args, py::none()); })
+      .def("__call__", [](const BoundRunner& r, py::args args) { return run_flat(r, args, py::none()); })
       .def("run_flat", &run_flat, py::arg("inputs"), py::kw_only(), py::arg("stream") = py::none())
-      .def_property_readonly("device", [](const AOTIRunner& r) { return r.device().str(); })
       .def("run_with_python", &run_with_python, py::arg("call_function"))
-      .def_property_readonly("num_inputs", &AOTIRunner::num_inputs)
-      .def_property_readonly("num_models", &AOTIRunner::num_models)
-      .def_property_readonly("num_outputs", &AOTIRunner::num_outputs)
-      .def_property_readonly("in_spec", [](const AOTIRunner& r) { return text(r.in_spec()); })
-      .def_property_readonly("out_spec", [](const AOTIRunner& r) { return text(r.out_spec()); })
-      .def_property_readonly("metadata", [](const AOTIRunner& r) { return text(r.metadata()); })
-      .def_property_readonly("call_layout", [](const AOTIRunner& r) { return call_layout_name(r.executor().call_layout()); });
+      .def("close", &BoundRunner::close)
+      .def_property_readonly("device", [](const BoundRunner& r) { return r.runner()->device().str(); })
+      .def_property_readonly("num_inputs", [](const BoundRunner& r) { return r.runner()->num_inputs(); })
+      .def_property_readonly("num_models", [](const BoundRunner& r) { return r.runner()->num_models(); })
+      .def_property_readonly("num_outputs", [](const BoundRunner& r) { return r.runner()->num_outputs(); })
+      .def_property_readonly("in_spec", [](const BoundRunner& r) { return text(r.runner()->in_spec()); })
+      .def_property_readonly("out_spec", [](const BoundRunner& r) { return text(r.runner()->out_spec()); })
+      .def_property_readonly("metadata", [](const BoundRunner& r) { return text(r.runner()->metadata()); })
+      .def_property_readonly("call_layout", [](const BoundRunner& r) {
+        return call_layout_name(r.runner()->executor().call_layout());
+      });
 }
 
 }  // namespace externspec::binding

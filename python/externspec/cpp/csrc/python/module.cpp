@@ -29,6 +29,7 @@
 #include <externspec/torch/proxy_executor.h>
 
 #include "aoti_package/cpu_isa.h"
+#include "aoti_runner/elf_symbols.h"
 #include "executor/torch_types.h"
 #include "python/binding.h"
 
@@ -308,6 +309,18 @@ void bind_cpu_isa(py::module_& m) {
   });
 }
 
+// A model library's dynamic symbols as the runner reads them (aoti_runner/elf_symbols.h), so that
+// tests/aoti/test_elf_symbols.py runs one corpus over it and Python's externspec.elf.
+void bind_elf(py::module_& m) {
+  m.def("elf_dynamic_symbols", [](const std::string& path, const std::string& label) {
+    const auto symbols = externspec::detail::dynamic_symbols(path, label);
+    py::list imported, exported;
+    for (const auto& name : symbols.imported) imported.append(text(name));
+    for (const auto& name : symbols.exported) exported.append(text(name));
+    return py::make_tuple(imported, exported);
+  });
+}
+
 }  // namespace
 }  // namespace externspec::binding
 
@@ -327,5 +340,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   bind_proxy_executor(m);
   bind_messages(m);
   bind_cpu_isa(m);
+  bind_elf(m);
   bind_aoti_runner(m);
 }
