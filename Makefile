@@ -28,9 +28,11 @@ setup-torch%: ## create .venv-torch% (2.14, 2.15): the same, with that torch (CI
 # Debian packages: CMake (CMakeLists.txt: es.cpp's build and the fuzz harnesses'), the C++ JSON
 # backends (header-only nlohmann = default, simdjson = fast), and clang with its sanitizer/libFuzzer
 # runtime for the decoder's and executor's fuzz tests; Apache Thrift's compiler and C++ library (with
-# the Boost headers its headers include) for tests/thrift/interop/; ccache for the builds below.
+# the Boost headers its headers include) for tests/thrift/interop/; ccache for the builds below;
+# QEMU's user-mode emulator, which runs the stored packages on an emulated CPU without AVX-512
+# (tests/torch/test_matrix_isa.py).
 CPP_DEB_PACKAGES := cmake nlohmann-json3-dev libsimdjson-dev clang libclang-rt-14-dev \
-	thrift-compiler libthrift-dev libboost-dev ccache
+	thrift-compiler libthrift-dev libboost-dev ccache qemu-user
 
 # Every CMake build these targets run compiles through ccache: es.cpp's source build and the wheel's
 # (`make test` builds both, under each torch) compile the same sources with the same flags, so the

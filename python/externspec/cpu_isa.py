@@ -79,7 +79,7 @@ def _features() -> tuple[frozenset[str] | None, str]:
                     return frozenset(value.split()), ""
     except OSError as e:
         return None, f"/proc/cpuinfo: {e.strerror}"
-    return None, "/proc/cpuinfo has no `flags` or `Features` line"
+    return None, message("CPU_FEATURES_NOT_LISTED")
 
 
 def host_cpu() -> HostCpu:

@@ -30,7 +30,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import _torch_support, aoti, elf, package_layout
+from . import _torch_support, aoti, elf_symbols, package_layout
 from ._generated.models import CallLayout
 from .errors import PackageError, SpecMismatchError
 from .messages import message
@@ -92,7 +92,7 @@ def _release_key(release: str) -> tuple[int, int]:
 def _library_imports(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: int) -> tuple[str, ...]:
     """What the model library member `info` imports: the member, bounded by `budget` (the runner's
     extraction budget) before a byte is inflated, inflated once into a temporary file (CRC checked),
-    and its tables read from there (elf.py)."""
+    and its tables read from there (elf_symbols.py)."""
     source = f"{label}!{info.filename}"
     if info.file_size > budget:
         raise PackageError(f"{message('MEMBER_TOO_LARGE', size=info.file_size, limit=budget)} (max_extracted_bytes)",
@@ -106,7 +106,7 @@ def _library_imports(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str
         length = copy.tell()
         if length != info.file_size:
             raise PackageError(f"{length} bytes where the zip directory records {info.file_size}", source=source)
-        return elf.dynamic_symbols(copy, length, source).imported
+        return elf_symbols.dynamic_symbols(copy, length, source).imported
 
 
 def _dated_imports(archive: zipfile.ZipFile, label: str, package_bytes: int) -> tuple[str, tuple[str, ...]]:

@@ -1,5 +1,5 @@
 """A model library's ELF tables are read bounded and once, alike in both languages (issue 54 items 3
-and 4): Python's externspec.elf (`check-spec --runtimes`) and the runner's aoti_runner/elf_symbols.cpp
+and 4): Python's externspec.elf_symbols (`check-spec --runtimes`) and the runner's aoti_runner/elf_symbols.cpp
 (through es.cpp's binding) read one corpus of libraries, real and crafted, to the same names or the
 same refusal. Before: a section size read before any bound made a 2.1 MB package inflate 4 GB in
 `check-spec --runtimes`, a missing linked section or a name without NUL was an "internal error", and
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import externspec as es
-from externspec import elf
+from externspec import elf_symbols
 from externspec.wire.limits import ELF_SECTIONS, ELF_TABLE_BYTES
 from tests.support import matrix
 from tests.support.cli import externspec
@@ -75,7 +75,7 @@ CORPUS: dict[str, tuple[Callable[[bytes], bytes], str | None]] = {
     # the finding: IndexError surfaced as "internal error"
     "a missing linked section": (_edit("<I", lambda d: _dynsym(d) + 0x28, 999), "links section 999"),
     # the finding: ValueError surfaced as "internal error"
-    "a name without NUL": (_dynstr_without_nul, "has no terminating NUL"),
+    "a name without NUL": (_dynstr_without_nul, "with no terminating NUL"),
     "a string table past the end": (lambda d: _edit("<Q", lambda x: struct.unpack_from("<Q", x, 0x28)[0]
                                                     + struct.unpack_from("<I", x, _dynsym(x) + 0x28)[0] * 64 + 0x18,
                                                     len(d))(d), "dynamic string table"),
@@ -84,7 +84,7 @@ CORPUS: dict[str, tuple[Callable[[bytes], bytes], str | None]] = {
 
 def python_reader(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     with open(path, "rb") as f:
-        symbols = elf.dynamic_symbols(f, path.stat().st_size, "lib.so")
+        symbols = elf_symbols.dynamic_symbols(f, path.stat().st_size, "lib.so")
     return symbols.imported, symbols.exported
 
 

@@ -14,6 +14,7 @@ A few packages hold every case (an AOTInductor compile costs 1-2 minutes here):
   outputs, the model's own value check, dtype/shape/stride checks on inputs), compiled with its
   weights in the library and, the second, in a `*.wrapper_weights.blob` beside it.
 * `bool_index`: a bool input used as an index into a buffer (the runner's check of bool bytes).
+* `rank1`: an input and an output that are the batch dim alone (Triton's auto-complete).
 * `extern_output`: one extern call (a custom op) on a 2048x2048 input (its rows dynamic) whose
   output a fused kernel then reads and writes: the wrapper records the output's size and stride
   after the call, the rows as the input's size symbol.
@@ -162,6 +163,18 @@ class BoolIndexModel(torch.nn.Module):
         return self.table[m.long()] * 2
 
 
+class Rank1Model(torch.nn.Module):
+    """An input that is the batch dim alone (`idx: i64[B]`), and an output too (issue 54 item 8:
+    Triton's auto-complete gave it `dims: []`, which Triton refuses)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("table", torch.arange(32, dtype=torch.float32).reshape(8, 4))
+
+    def forward(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.table[idx] * 2, idx * 3
+
+
 def _bool_inputs(n: int) -> tuple[torch.Tensor, ...]:
     return ((torch.arange(n * 4) % 3 == 0).reshape(n, 4),)
 
@@ -205,6 +218,8 @@ MODELS = {
                                    lambda n: (torch.randn(2048, 2048, generator=torch.Generator().manual_seed(n)),),
                                    {"x": {0: Dim("rows", min=2, max=4096)}}),
     "bool_index": CompiledModel("bool_index", BoolIndexModel(), _bool_inputs, {"m": {0: Dim("n", min=2, max=1024)}}),
+    "rank1": CompiledModel("rank1", Rank1Model(), lambda n: (torch.arange(n) % 8,),
+                           {"idx": {0: Dim("n", min=2, max=64)}}),
     "cat": CompiledModel("cat", CatModel(), _cat_inputs, {"a": {0: Dim("dim0_a", min=1, max=10)},
                                                           "b": {0: Dim("dim0_b", min=1, max=20)},
                                                           "c": {0: Dim("dim0_c", min=3, max=8)}}),

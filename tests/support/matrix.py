@@ -205,7 +205,7 @@ def compile_case(case: Case, path: Path) -> None:
 # tests has AVX2 and FMA (x86-64-v3), not every one AVX-512, and a library compiled for an ISA its CPU
 # lacks dies with SIGILL. torch compiles for the machine that compiles: its vector ISA from the CPU
 # (capped by ATEN_CPU_CAPABILITY, which it records as the package's AOTI_CPU_ISA) and `-march=native`
-# for the rest of the code (config.cpp.march, TORCHINDUCTOR_CPP_MARCH, replaces it from 2.13). Both are
+# for the rest of the code (Inductor's `cpp.march` option, TORCHINDUCTOR_CPP_MARCH, replaces it from 2.13). Both are
 # set down here; tests/torch/test_matrix_isa.py holds every stored library to AVX2 by its instructions.
 BASELINE_CAPABILITY = "avx2"
 BASELINE_MARCH = "x86-64-v3"
@@ -223,7 +223,7 @@ def baseline_isa_options() -> dict[str, Any]:
 @contextlib.contextmanager
 def baseline_isa() -> Iterator[None]:
     """While inside: ATEN_CPU_CAPABILITY at the baseline (Inductor picks its vector ISA from it at each
-    compile) and, under a torch without config.cpp.march (2.11, 2.12, which pass `-march=native`
+    compile) and, under a torch without Inductor's `cpp.march` option (2.11, 2.12, which pass `-march=native`
     always), the compiler's `-march=native` replaced by the baseline's."""
     from torch._inductor import cpp_builder
 

@@ -63,6 +63,8 @@ def serving_models() -> dict[str, tuple[Path, str]]:
         "my_ops": (custom_op_package.package(), op_libraries(custom_op_package.ops_library())),
         # a bool input used as an index (issue 54 items 1 and 7): its bytes checked, batch mates apart
         "bool_index": (cpp_models.package("bool_index"), "max_batch_size: 16\n" + BATCHER),
+        # an input and an output that are the batch dim alone, the config completed (issue 54 item 8)
+        "rank1": (cpp_models.package("rank1"), ""),
         "index_sort": (matrix.package("2.12", "lite_index_sort"), ""),
         "torchbind": (torchbind_models.package("foo_ops"), op_libraries(torchbind_models.LIBRARY) +
                       LOAD_CUSTOM_OBJECTS),

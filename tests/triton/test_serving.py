@@ -84,6 +84,15 @@ def test_the_config_is_completed_from_the_package(client: Any) -> None:
     unbatched = ts.model_config(client, "lite215_unbatched")  # a stated 0 is kept: full dims, batch dynamic
     assert int(unbatched.get("max_batch_size", 0)) == 0
     assert [[int(d) for d in i["dims"]] for i in unbatched["input"]] == [[-1, 8]]
+    rank1 = ts.model_config(client, "rank1")  # `idx: i64[B]` batched would be `dims: []`: served unbatched
+    assert int(rank1.get("max_batch_size", 0)) == 0 and "dynamic_batching" not in rank1
+    assert [[int(d) for d in t["dims"]] for t in [*rank1["input"], *rank1["output"]]] == [[-1], [-1, 4], [-1]]
+    idx = np.array([3, 0, 7], np.int64)
+    got = ts.infer(client, "rank1", [idx])
+    with torch.no_grad():
+        want = cpp_models.MODELS["rank1"].module(torch.from_numpy(idx))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w.numpy())
     blank = ts.model_config(client, "lite215_blank")  # max_batch_size only in a comment
     assert blank["max_batch_size"] == 4 and "dynamic_batching" in blank
     static = ts.model_config(client, "default213")  # x has a dynamic batch, a and b do not

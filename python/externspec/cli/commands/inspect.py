@@ -74,13 +74,7 @@ def run(args: argparse.Namespace) -> int:
         described = [describe(label, model, slots=not args.no_slots, absent=absent, call_lengths=calls)
                      for label, model, absent, calls in documents]
         result.fields["documents"] = described
-        try:
-            cpu = cpu_field(path)
-        except es.PackageError as e:
-            result.errors += problems_of(e, label=path, file=path)
-            cpu = None
-        if cpu is not None:
-            result.fields["cpu"] = cpu
+        cpu = _cpu(path, result)
         for doc in described:
             if "call_layout_refused" in doc:
                 refusal = doc["call_layout_refused"]
@@ -89,31 +83,50 @@ def run(args: argparse.Namespace) -> int:
                                              refusal["message"], source=doc["source"]))
         reporter.add(result)
         if reporter.text:
-            for doc in described:
-                if printed:
-                    print()
-                printed += 1
-                print(paint(shown(doc["source"]), "bold"))
-                if not doc["nodes"]:  # a spec of no extern calls: nothing to tabulate
-                    print(doc["summary"])
-                    continue
-                print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
-                      f"{'s' if len(doc['nodes']) != 1 else ''}")
-                if any("layouts" in node for node in doc["nodes"]):  # only where the layout changes a count
-                    print(f"call layout {doc['call_layout'] or 'undecided'}: {doc['call_layout_decided_by']}")
-                print()
-                print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
-                for node in doc["nodes"]:
-                    if node["slots_refused"]:
-                        print(shown(node["slots_refused"]))
-                if "call_layout_refused" in doc:
-                    print(shown(f"the runner refuses this package: {doc['call_layout_refused']['message']}"))
-                print(shown(f"ops called: {', '.join(doc['ops'])}"))
-                if "namespaces" in doc:
-                    print(shown(namespaces_text(doc["namespaces"])))
-            if cpu is not None:
-                print(shown(cpu_text(cpu)))
+            printed = _print(described, cpu, paint, width, printed)
     return reporter.finish()
+
+
+def _print(described: list[dict[str, Any]], cpu: dict[str, Any] | None, paint: Painter, width: int | None,
+           printed: int) -> int:
+    """One file's documents as text (and the CPU its package needs); returns the documents printed so far."""
+    for doc in described:
+        if printed:
+            print()
+        printed += 1
+        print(paint(shown(doc["source"]), "bold"))
+        if not doc["nodes"]:  # a spec of no extern calls: nothing to tabulate
+            print(doc["summary"])
+            continue
+        print(f"{doc['type']}, {doc['schema_version_text']}, {len(doc['nodes'])} node"
+              f"{'s' if len(doc['nodes']) != 1 else ''}")
+        if any("layouts" in node for node in doc["nodes"]):  # only where the layout changes a count
+            print(f"call layout {doc['call_layout'] or 'undecided'}: {doc['call_layout_decided_by']}")
+        print()
+        print("\n".join(table(HEADERS, _rows(doc["nodes"]), width=width, shrink=4, paint=paint)))
+        for node in doc["nodes"]:
+            if node["slots_refused"]:
+                print(shown(node["slots_refused"]))
+        if "call_layout_refused" in doc:
+            print(shown(f"the runner refuses this package: {doc['call_layout_refused']['message']}"))
+        print(shown(f"ops called: {', '.join(doc['ops'])}"))
+        if "namespaces" in doc:
+            print(shown(namespaces_text(doc["namespaces"])))
+    if cpu is not None:
+        print(shown(cpu_text(cpu)))
+    return printed
+
+
+def _cpu(path: str, result: FileResult) -> dict[str, Any] | None:
+    """The CPU a package at `path` was compiled for, recorded in `result` (None: not a package)."""
+    try:
+        cpu = cpu_field(path)
+    except es.PackageError as e:
+        result.errors += problems_of(e, label=path, file=path)
+        return None
+    if cpu is not None:
+        result.fields["cpu"] = cpu
+    return cpu
 
 
 def _nodes(model: BaseModel) -> list[tuple[str | None, es.Node]] | None:

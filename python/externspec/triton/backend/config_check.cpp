@@ -111,10 +111,20 @@ bool states_max_batch_size(const std::string& pbtxt) {
   return false;
 }
 
+// Whether some input or output is the batch dim alone (`idx: i64[B]`): batched, its config dims would
+// be `[]`, which Triton refuses, so auto-complete leaves batching off for the package (issue 54 item 8).
+bool batch_dim_alone(const PackageFacts& facts) {
+  for (const auto* tensors : {&facts.inputs, &facts.outputs})
+    for (const TensorFacts& t : *tensors)
+      if (t.dims && t.dims->size() == 1) return true;
+  return false;
+}
+
 bool complete_config(json& config, const PackageFacts& facts, bool max_batch_stated) {
   bool changed = false;
   std::int64_t max_batch = config.contains("max_batch_size") ? config["max_batch_size"].get<std::int64_t>() : 0;
-  if (missing(config, "input") && !max_batch_stated && max_batch == 0 && facts.batch_dynamic) {
+  if (missing(config, "input") && !max_batch_stated && max_batch == 0 && facts.batch_dynamic &&
+      !batch_dim_alone(facts)) {
     max_batch = std::min(kDefaultMaxBatchSize, facts.max_batch);
     config["max_batch_size"] = max_batch;
     if (!config.contains("dynamic_batching")) config["dynamic_batching"] = json::object();

@@ -91,7 +91,7 @@ std::optional<std::set<std::string>> read_features(std::string& unread) {
       return std::set<std::string>(list.begin(), list.end());
     }
   }
-  unread = "/proc/cpuinfo has no `flags` or `Features` line";
+  unread = message(Message::CPU_FEATURES_NOT_LISTED);
   return std::nullopt;
 }
 

@@ -39,7 +39,7 @@ class File {
     for (std::uint64_t got = 0; got < size;) {
       const ssize_t n = ::pread(fd_, out.data() + got, size - got, static_cast<off_t>(offset + got));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail(std::string("read: ") + (n < 0 ? std::strerror(errno) : "the file ended early"));
+      if (n <= 0) fail(n < 0 ? std::string("read: ") + std::strerror(errno) : message(Message::ELF_ENDED_EARLY));
       got += static_cast<std::uint64_t>(n);
     }
     return out;
@@ -106,13 +106,12 @@ ElfSymbols dynamic_symbols(const std::string& file, const std::string& label) {
     for (std::uint64_t k = 0; k < syms.size() / sizeof(Elf64_Sym); ++k) {
       const auto sym = at<Elf64_Sym>(syms, k * sizeof(Elf64_Sym));
       if (sym.st_name == 0) continue;  // unnamed (the null symbol, sections)
-      const auto bad_name = [&](const char* why) {
-        f.fail(message(Message::ELF_BAD_NAME, {{"index", std::to_string(k)}, {"offset", std::to_string(sym.st_name)},
-                                               {"why", why}}));
+      const auto bad_name = [&](Message why) {
+        f.fail(message(why, {{"index", std::to_string(k)}, {"offset", std::to_string(sym.st_name)}}));
       };
-      if (sym.st_name >= names.size()) bad_name("lies outside the dynamic string table");
+      if (sym.st_name >= names.size()) bad_name(Message::ELF_NAME_OUTSIDE);
       const auto end = names.find('\0', sym.st_name);
-      if (end == std::string::npos) bad_name("has no terminating NUL");
+      if (end == std::string::npos) bad_name(Message::ELF_NAME_UNTERMINATED);
       std::string name = names.substr(sym.st_name, end - sym.st_name);
       if (sym.st_shndx == SHN_UNDEF) {
         if (ELF64_ST_BIND(sym.st_info) != STB_WEAK) out.imported.push_back(std::move(name));

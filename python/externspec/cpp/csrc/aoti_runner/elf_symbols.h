@@ -1,6 +1,6 @@
 // The names a model library imports and exports, read from its ELF section headers and dynamic
 // symbol table only (not its code or weights), each table bounded and checked against the file's size
-// before it is read. Python's twin is externspec/elf.py (tests/aoti/test_elf_symbols.py runs one corpus
+// before it is read. Python's twin is externspec/elf_symbols.py (tests/aoti/test_elf_symbols.py runs one corpus
 // over both): the same names, or the same refusal.
 #pragma once
 

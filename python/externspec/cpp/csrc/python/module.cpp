@@ -310,7 +310,7 @@ void bind_cpu_isa(py::module_& m) {
 }
 
 // A model library's dynamic symbols as the runner reads them (aoti_runner/elf_symbols.h), so that
-// tests/aoti/test_elf_symbols.py runs one corpus over it and Python's externspec.elf.
+// tests/aoti/test_elf_symbols.py runs one corpus over it and Python's externspec.elf_symbols.
 void bind_elf(py::module_& m) {
   m.def("elf_dynamic_symbols", [](const std::string& path, const std::string& label) {
     const auto symbols = externspec::detail::dynamic_symbols(path, label);
