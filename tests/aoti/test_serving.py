@@ -266,6 +266,12 @@ again = es.cpp.AOTIRunner(package, op_libraries=[library])  # loaded once; a sec
 # The same library at a second path (a redeploy into a versioned folder): loaded again, its
 # TORCH_LIBRARY initializer threw and the process aborted (issue 36, item 6). Shared by content.
 moved = es.cpp.AOTIRunner(package, op_libraries=[sys.argv[5]])
+# Another build of it (other bytes, the same TORCH_LIBRARY namespace): its initializer threw inside
+# dlopen and the process aborted (issue 54 item 5). Refused before dlopen, naming the namespace.
+try:
+    es.cpp.AOTIRunner(package, op_libraries=[sys.argv[6]])
+except es.PackageError as e:
+    print("rebuilt:", e)
 torch.save([runner.run_flat([x, y]), again.run_flat([x, y]), moved.run_flat([x, y])], out)
 """
 
@@ -277,10 +283,14 @@ def test_a_fresh_process_runs_a_custom_op_package_with_the_library_given_to_the_
     library = custom_op_package.ops_library()
     (tmp_path / "v2").mkdir()
     moved = shutil.copy(library, tmp_path / "v2" / Path(library).name)
+    rebuilt = custom_op_package.op_library(custom_op_package.SOURCE, "my_ops_o2", optimize="-O2")
+    assert rebuilt.read_bytes() != library.read_bytes()
     proc = subprocess.run([sys.executable, "-c", _CHILD, str(package), str(library),
-                           str(tmp_path / "out.pt"), str(tmp_path / "inputs.pt"), str(moved)],
+                           str(tmp_path / "out.pt"), str(tmp_path / "inputs.pt"), str(moved), str(rebuilt)],
                           capture_output=True, text=True, timeout=600, cwd=REPO)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"rebuilt: op library {rebuilt}: cannot load: it defines the op namespace `my_ops` (TORCH_LIBRARY), " \
+           "which is defined already" in proc.stdout, proc.stdout
     # Without the library: refused at load, naming the namespace and how to provide it.
     assert "without: node 0 `buf0` (my_ops::add): no op `my_ops::add` is registered, nor any op of namespace " \
            "`my_ops`: load the library that defines namespace `my_ops` first (AOTIRunnerOptions::op_libraries" \

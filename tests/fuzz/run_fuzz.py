@@ -1,7 +1,10 @@
-"""Build and run the libFuzzer targets: the C++ decoder per JSON backend (tests/fuzz/fuzz_decode.cpp)
-and the C++ executor's load path against libtorch (tests/fuzz/fuzz_executor_load.cpp).
+"""Build and run the libFuzzer targets: the C++ decoder per JSON backend (tests/fuzz/fuzz_decode.cpp),
+the C++ executor's load path against libtorch (tests/fuzz/fuzz_executor_load.cpp), a model library's
+ELF tables as the runner reads them (fuzz_elf_symbols.cpp) and the Triton backend's config.pbtxt scan
+(fuzz_pbtxt.cpp).
 
-    python tests/fuzz/run_fuzz.py --seconds 60 [--target nlohmann|simdjson|executor]   (or: make fuzz FUZZ_SECONDS=60)
+    python tests/fuzz/run_fuzz.py --seconds 60 [--target nlohmann|simdjson|executor|thrift|elf|pbtxt]
+    (or: make fuzz FUZZ_SECONDS=60)
 
 * Built by CMakeLists.txt with EXTERNSPEC_FUZZ (tests/fuzz/CMakeLists.txt: Debian's clang,
   `-fsanitize=fuzzer,address,undefined`, UB is fatal; the executor target links the executor's
@@ -39,13 +42,15 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 THRIFT = HERE / "fuzz_thrift.py"
 # The CMake target of each compiled target (tests/fuzz/CMakeLists.txt).
-EXECUTABLES = {"nlohmann": "fuzz_decode_nlohmann", "simdjson": "fuzz_decode_simdjson", "executor": "fuzz_executor_load"}
+EXECUTABLES = {"nlohmann": "fuzz_decode_nlohmann", "simdjson": "fuzz_decode_simdjson", "executor": "fuzz_executor_load",
+               "elf": "fuzz_elf_symbols", "pbtxt": "fuzz_pbtxt"}
 REGRESSIONS = {"decode": HERE / "regressions", "executor": HERE / "regressions-executor",
-               "thrift": HERE / "regressions-thrift"}
+               "thrift": HERE / "regressions-thrift", "elf": HERE / "regressions-elf",
+               "pbtxt": HERE / "regressions-pbtxt"}
 CONFORMANCE = ROOT / "tests" / "conformance"
 PAYLOADS = ROOT / "tests" / "compat" / "payloads"
 BACKENDS = ("nlohmann", "simdjson")
-TARGETS = (*BACKENDS, "executor", "thrift")
+TARGETS = (*BACKENDS, "executor", "thrift", "elf", "pbtxt")
 # Index = the type byte of an input; keep in step with kTypes in fuzz_decode.cpp and TYPES in fuzz_thrift.py.
 TYPES = ("ExternKernelNodes", "ExportedProgram", "Node", "Argument", "Graph", "TensorMeta", "Device",
          "ExternKernelNode")
@@ -74,7 +79,7 @@ def cache() -> Path:
 def _kind(target: str) -> str:
     if target not in TARGETS:
         raise ValueError(f"unknown fuzz target {target!r}: expected one of {', '.join(TARGETS)}")
-    return target if target in ("executor", "thrift") else "decode"
+    return target if target in ("executor", "thrift", "elf", "pbtxt") else "decode"
 
 
 def build(target: str) -> Path:
@@ -104,6 +109,10 @@ def write_seeds(directory: Path, target: str = "nlohmann") -> int:
         return write_executor_seeds(directory)
     if _kind(target) == "thrift":
         return write_thrift_seeds(directory)
+    if _kind(target) == "elf":
+        return write_elf_seeds(directory)
+    if _kind(target) == "pbtxt":
+        return write_pbtxt_seeds(directory)
     manifest = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"))
     directory.mkdir(parents=True, exist_ok=True)
     count = 0
@@ -181,6 +190,35 @@ def write_thrift_seeds(directory: Path) -> int:
     return count
 
 
+def write_elf_seeds(directory: Path) -> int:
+    """Small shared libraries the C compiler writes (under MAX_LEN: a model library is hundreds of KB),
+    one importing and exporting names, stripped and not, for the ELF reader."""
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / "lib.c"
+    source.write_text("void aoti_torch_f(void);\nvoid AOTInductorModelRun(void) { aoti_torch_f(); }\n")
+    count = 0
+    for flags in ([], ["-s"]):
+        out = directory / f"lib{''.join(flags)}.so"
+        subprocess.run(["cc", "-shared", "-fPIC", "-O1", *flags, str(source), "-o", str(out)], check=True)
+        count += 1
+    source.unlink()
+    return count
+
+
+def write_pbtxt_seeds(directory: Path) -> int:
+    """config.pbtxt texts of the served test models (tests/support/triton_models.py's lines), each
+    within MAX_LEN."""
+    directory.mkdir(parents=True, exist_ok=True)
+    texts = ['name: "m"\nbackend: "externspec"\nmax_batch_size: 16\n'
+             'dynamic_batching { max_queue_delay_microseconds: 200 }\n',
+             'backend: "externspec"\ninput [{ name: "INPUT__0", data_type: TYPE_FP32, dims: [8] }]\n',
+             'parameters { key: "call_layout" value: { string_value: "auto" } }\n# max_batch_size: 0\n',
+             "instance_group [{ count: 2, kind: KIND_CPU }]\n" + " " * 4096 + "\n" * 4096]
+    for i, text in enumerate(texts):
+        (directory / f"config-{i}.pbtxt").write_text(text)
+    return len(texts)
+
+
 def write_executor_seeds(directory: Path) -> int:
     manifest = json.loads((CONFORMANCE / "manifest.json").read_text(encoding="utf-8"))
     directory.mkdir(parents=True, exist_ok=True)
@@ -217,6 +255,13 @@ def write_dictionary(path: Path, target: str = "nlohmann") -> None:
                    b"\x80" * 9 + b"\x01", b"\x00\x00\x00\x00"]
         escaped = ("".join(f"\\x{b:02x}" for b in v) for v in headers)
         path.write_text("".join(f'h_{i}="{v}"\n' for i, v in enumerate(escaped)), encoding="ascii")
+        return
+    if _kind(target) in ("elf", "pbtxt"):
+        tokens = [b"\x7fELF\x02\x01\x01", b"\x0b\x00\x00\x00", b"\x18\x00\x00\x00\x00\x00\x00\x00",
+                  b"\x40\x00"] if target == "elf" else \
+            [b"max_batch_size", b":", b"{", b"}", b"[", b"]", b"<", b">", b"#", b'"', b"'", b"\\", b"\n"]
+        escaped = ("".join(f"\\x{b:02x}" for b in v) for v in tokens)
+        path.write_text("".join(f'{target}_{i}="{v}"\n' for i, v in enumerate(escaped)), encoding="ascii")
         return
     if _kind(target) == "executor":
         keys.update({"externspec.op_schema", "externspec.wrapped_numbers", "torch_library_custom_op",

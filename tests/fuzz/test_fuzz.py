@@ -1,6 +1,8 @@
-"""A short libFuzzer run of the C++ decoder per backend and of the C++ executor's load path
-(linked against libtorch), all under ASan + UBSan, seeded from the conformance corpus (and, for
-the executor, specs the exporter writes), and of the Python Thrift decoder under atheris;
+"""A short libFuzzer run of the C++ decoder per backend, of the C++ executor's load path (linked
+against libtorch), of a model library's ELF tables as the runner reads them and of the Triton
+backend's config.pbtxt scan, all under ASan + UBSan, seeded from the conformance corpus (and, for
+the executor, specs the exporter writes; small libraries the C compiler writes; config texts), and of
+the Python Thrift decoder under atheris;
 `make fuzz FUZZ_SECONDS=...` runs the long version (tests/fuzz/run_fuzz.py).
 
 The run must execute inputs (a fuzzer that runs nothing proves nothing) and find no crash: no
@@ -27,13 +29,14 @@ pytestmark = [
 
 SECONDS = int(os.environ.get("FUZZ_TEST_SECONDS", "20"))
 # The executor target links libtorch (its build is cached like the others) and the Thrift target runs
-# under atheris: a few seconds each in the suite.
+# under atheris; the ELF reader and the pbtxt scan are small and fast (hundreds of thousands of
+# executions a second): a few seconds each in the suite.
 EXECUTOR_SECONDS = int(os.environ.get("FUZZ_TEST_EXECUTOR_SECONDS", "5"))
 
 
 @pytest.mark.parametrize("target", run_fuzz.TARGETS)
 def test_short_fuzz_run_finds_no_crash(target: str, tmp_path) -> None:
-    seconds = EXECUTOR_SECONDS if target in ("executor", "thrift") else SECONDS
+    seconds = EXECUTOR_SECONDS if target in ("executor", "thrift", "elf", "pbtxt") else SECONDS
     result = run_fuzz.run(target, seconds, jobs_dir=tmp_path)
     assert not result.crashes, f"{target}: crash inputs {result.crashes}\n{result.log[-4000:]}"
     assert result.executions > 1000, result.log[-2000:]

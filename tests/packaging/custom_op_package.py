@@ -22,11 +22,12 @@ SOURCE = Path(__file__).with_name("my_ops.cpp")
 CACHE = cache_dir() / "aoti"
 
 
-def op_library(source: Path, name: str) -> Path:
+def op_library(source: Path, name: str, optimize: str = "-O1") -> Path:
     """lib<name>.so of an op library's `source`, for the installed torch (its headers and libraries,
-    its C++ ABI flag), cached under `<cache>/cpp/<name>`."""
+    its C++ ABI flag), cached under `<cache>/cpp/<name>`; `optimize` another level makes another
+    build of the same library (other bytes, the same namespaces)."""
     torch_dir = Path(torch.__file__).parent
-    flags = ["-std=c++20", "-O1", "-shared", "-fPIC", f"-I{torch_dir / 'include'}",
+    flags = ["-std=c++20", optimize, "-shared", "-fPIC", f"-I{torch_dir / 'include'}",
              f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}", f"-L{torch_dir / 'lib'}",
              f"-Wl,-rpath,{torch_dir / 'lib'}", "-ltorch_cpu", "-lc10"]
     return build(source, cache_dir() / "cpp" / name, f"lib{name}", flags, extra_deps=[torch_dir / "version.py"])

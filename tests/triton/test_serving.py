@@ -243,3 +243,22 @@ def test_error_texts_carry_no_backtrace_and_no_server_path(served: tuple[ts.Trit
         assert "Exception raised from" not in text and "frame #" not in text, text
         assert str(server.repository) not in text and "site-packages" not in text, text
     assert "bool_index/1/model.pt2" in texts[1], texts[1]
+
+
+def test_another_build_of_a_loaded_op_library_is_refused_and_the_server_serves_on(
+        served: tuple[ts.TritonServer, dict[str, str]]) -> None:
+    """Issue 54 item 5: a second build of an op library already loaded (here es_matrix, which the
+    served lite models loaded) threw from its TORCH_LIBRARY initializer inside dlopen, and the server
+    aborted. Loaded later, explicitly: the model is refused naming the library and the namespace, and
+    the server and its models serve on."""
+    server, _ = served
+    rebuilt = custom_op_package.op_library(triton_models.OPS_SOURCE, "es_matrix_ops_o2", optimize="-O2")
+    ts.add_model(server.repository, "rebuilt_ops", matrix.package("2.15", "lite"), triton_models.op_libraries(rebuilt))
+    c = ts.client("http", server)
+    with pytest.raises(ts.InferenceServerException) as refused:
+        c.load_model("rebuilt_ops")
+    assert f"op library {rebuilt}: cannot load: it defines the op namespace `es_matrix`" in str(refused.value)
+    assert server.process.poll() is None and c.is_model_ready("lite215")
+    x = np.ones((2, 8), np.float32)
+    assert ts.infer(c, "lite215", [x])
+    c.close()

@@ -35,9 +35,6 @@ ModelSettings read_settings(const nlohmann::json& config, const std::string& mod
 // JSON drops a stated 0) and one CPU instance. Returns whether anything was added.
 bool complete_config(nlohmann::json& config, const PackageFacts& facts, bool max_batch_stated);
 
-// Whether the text of config.pbtxt states max_batch_size (a field at the top level).
-bool states_max_batch_size(const std::string& pbtxt);
-
 // Throws ConfigError naming the first field that contradicts the package.
 void check_config(const nlohmann::json& config, const PackageFacts& facts);
 

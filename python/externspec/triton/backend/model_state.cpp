@@ -1,4 +1,5 @@
 #include "model_state.h"
+#include "pbtxt.h"
 
 #include <filesystem>
 #include <fstream>

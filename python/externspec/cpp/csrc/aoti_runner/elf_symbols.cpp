@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <string_view>
 
 #include <externspec/messages.h>
 #include <externspec/torch/errors.h>
@@ -66,17 +67,18 @@ void check_table(const File& f, std::uint64_t size, const char* what) {
                                                   {"limit", std::to_string(fixed::elf_table_bytes)}}));
 }
 
-}  // namespace
-
-ElfSymbols dynamic_symbols(const std::string& file, const std::string& label) {
-  const File f(file, label);
+// Each named symbol of the library's tables of `type` (SHT_DYNSYM: what it imports and exports;
+// SHT_SYMTAB: the full table, local names too): `fn(name, symbol)`. Every table bounded first.
+template <class Fn>
+void for_each_symbol(const File& f, std::uint32_t type, Fn&& fn) {
+  const char* what = type == SHT_DYNSYM ? "dynamic symbol table" : "symbol table";
+  const char* strings_what = type == SHT_DYNSYM ? "dynamic string table" : "string table";
   const std::string header = f.read(0, sizeof(Elf64_Ehdr), "header");
   const auto eh = at<Elf64_Ehdr>(header, 0);
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
       eh.e_ident[EI_DATA] != ELFDATA2LSB)
     f.fail(message(Message::ELF_NOT_ELF64));
-  ElfSymbols out;
-  if (eh.e_shnum == 0) return out;  // no section headers: nothing to read
+  if (eh.e_shnum == 0) return;  // no section headers: nothing to read
   if (eh.e_shentsize != sizeof(Elf64_Shdr))
     f.fail(message(Message::ELF_ENTRY_SIZE, {{"what", "section header table"}, {"size", std::to_string(eh.e_shentsize)},
                                              {"want", std::to_string(sizeof(Elf64_Shdr))}}));
@@ -88,21 +90,21 @@ ElfSymbols dynamic_symbols(const std::string& file, const std::string& label) {
   std::map<std::uint64_t, std::string> strings;  // each string table read once
   for (std::uint64_t i = 0; i < eh.e_shnum; ++i) {
     const Elf64_Shdr symtab = section(i);
-    if (symtab.sh_type != SHT_DYNSYM) continue;
+    if (symtab.sh_type != type) continue;
     if (symtab.sh_entsize != sizeof(Elf64_Sym))
-      f.fail(message(Message::ELF_ENTRY_SIZE, {{"what", "dynamic symbol table"}, {"size", std::to_string(symtab.sh_entsize)},
+      f.fail(message(Message::ELF_ENTRY_SIZE, {{"what", what}, {"size", std::to_string(symtab.sh_entsize)},
                                                {"want", std::to_string(sizeof(Elf64_Sym))}}));
     if (symtab.sh_link >= eh.e_shnum)
       f.fail(message(Message::ELF_BAD_LINK, {{"link", std::to_string(symtab.sh_link)}, {"count", std::to_string(eh.e_shnum)}}));
-    check_table(f, symtab.sh_size, "dynamic symbol table");
+    check_table(f, symtab.sh_size, what);
     auto found = strings.find(symtab.sh_link);
     if (found == strings.end()) {
       const Elf64_Shdr strtab = section(symtab.sh_link);
-      check_table(f, strtab.sh_size, "dynamic string table");
-      found = strings.emplace(symtab.sh_link, f.read(strtab.sh_offset, strtab.sh_size, "dynamic string table")).first;
+      check_table(f, strtab.sh_size, strings_what);
+      found = strings.emplace(symtab.sh_link, f.read(strtab.sh_offset, strtab.sh_size, strings_what)).first;
     }
     const std::string& names = found->second;
-    const std::string syms = f.read(symtab.sh_offset, symtab.sh_size, "dynamic symbol table");
+    const std::string syms = f.read(symtab.sh_offset, symtab.sh_size, what);
     for (std::uint64_t k = 0; k < syms.size() / sizeof(Elf64_Sym); ++k) {
       const auto sym = at<Elf64_Sym>(syms, k * sizeof(Elf64_Sym));
       if (sym.st_name == 0) continue;  // unnamed (the null symbol, sections)
@@ -112,13 +114,51 @@ ElfSymbols dynamic_symbols(const std::string& file, const std::string& label) {
       if (sym.st_name >= names.size()) bad_name(Message::ELF_NAME_OUTSIDE);
       const auto end = names.find('\0', sym.st_name);
       if (end == std::string::npos) bad_name(Message::ELF_NAME_UNTERMINATED);
-      std::string name = names.substr(sym.st_name, end - sym.st_name);
-      if (sym.st_shndx == SHN_UNDEF) {
-        if (ELF64_ST_BIND(sym.st_info) != STB_WEAK) out.imported.push_back(std::move(name));
-      } else {
-        out.exported.push_back(std::move(name));
-      }
+      fn(std::string_view(names).substr(sym.st_name, end - sym.st_name), sym);
     }
+  }
+}
+
+// The namespace of a TORCH_LIBRARY registrar object's symbol (`_ZL27TORCH_LIBRARY_static_init_ns`,
+// or in an anonymous namespace `_ZN12_GLOBAL__N_1L27TORCH_LIBRARY_static_init_nsE`): the mangled
+// identifier's length precedes it. "" for any other name.
+std::string library_namespace(std::string_view name) {
+  constexpr std::string_view kRegistrar = "TORCH_LIBRARY_static_init_";
+  const auto at = name.find(kRegistrar);
+  if (at == std::string_view::npos) return {};
+  std::size_t digits = at;
+  while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
+  std::size_t length = 0;
+  for (std::size_t i = digits; i < at && length < name.size(); ++i) length = length * 10 + (name[i] - '0');
+  if (digits == at || length <= kRegistrar.size() || length > name.size() - at) return {};
+  return std::string(name.substr(at + kRegistrar.size(), length - kRegistrar.size()));
+}
+
+}  // namespace
+
+ElfSymbols dynamic_symbols(const std::string& file, const std::string& label) {
+  const File f(file, label);
+  ElfSymbols out;
+  for_each_symbol(f, SHT_DYNSYM, [&](std::string_view name, const Elf64_Sym& sym) {
+    if (sym.st_shndx == SHN_UNDEF) {
+      if (ELF64_ST_BIND(sym.st_info) != STB_WEAK) out.imported.emplace_back(name);
+    } else {
+      out.exported.emplace_back(name);
+    }
+  });
+  return out;
+}
+
+std::vector<std::string> torch_library_namespaces(const std::string& file, const std::string& label) {
+  std::vector<std::string> out;
+  try {
+    const File f(file, label);
+    for_each_symbol(f, SHT_SYMTAB, [&](std::string_view name, const Elf64_Sym& sym) {
+      if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT) return;
+      if (std::string ns = library_namespace(name); !ns.empty()) out.push_back(std::move(ns));
+    });
+  } catch (const PackageError&) {
+    return {};  // a table that cannot be read says nothing: dlopen decides
   }
   return out;
 }

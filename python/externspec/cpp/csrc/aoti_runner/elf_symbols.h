@@ -19,4 +19,9 @@ struct ElfSymbols {
 // elf_table_bytes) or malformed. A library without section headers has none.
 ElfSymbols dynamic_symbols(const std::string& file, const std::string& label);
 
+// The op namespaces the library defines with TORCH_LIBRARY, from the registrar objects of its full
+// symbol table (`TORCH_LIBRARY_static_init_<ns>`); none when it has no such table (stripped) or the
+// table cannot be read (then nothing is known: dlopen decides).
+std::vector<std::string> torch_library_namespaces(const std::string& file, const std::string& label);
+
 }  // namespace externspec::detail

@@ -51,7 +51,8 @@ bool same_bytes(int a, int b, std::uint64_t size) {
 
 }  // namespace
 
-void* load_library(const std::string& file, const MemberRecord& record, const std::string& failure) {
+void* load_library(const std::string& file, const MemberRecord& record, const std::string& failure,
+                   const std::function<void()>& before_open) {
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw PackageError(failure + ": " + std::strerror(errno));
   std::lock_guard<std::mutex> lock(registry_mutex());
@@ -60,6 +61,14 @@ void* load_library(const std::string& file, const MemberRecord& record, const st
       ::close(fd);
       return l.handle;
     }
+  if (before_open) {
+    try {
+      before_open();
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+  }
   dlerror();
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

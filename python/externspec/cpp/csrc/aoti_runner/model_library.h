@@ -12,6 +12,7 @@
 // again ran its TORCH_LIBRARY initializer twice, which throws, and the process aborted.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "aoti_package/zip_reader.h"
@@ -22,7 +23,9 @@ namespace externspec::detail {
 // are `record` (verified against its package for a model library; read for an op library), which
 // also find a library of the same bytes loaded before: shared with every other user of the same
 // bytes. Thread-safe. Throws PackageError starting `failure` ("<label>: cannot load the model
-// library") when the library cannot be opened or loaded.
-void* load_library(const std::string& file, const MemberRecord& record, const std::string& failure);
+// library") when the library cannot be opened or loaded. `before_open`, when given, runs just before
+// the library is opened (not when the same bytes were loaded before), and may refuse it by throwing.
+void* load_library(const std::string& file, const MemberRecord& record, const std::string& failure,
+                   const std::function<void()>& before_open = {});
 
 }  // namespace externspec::detail
