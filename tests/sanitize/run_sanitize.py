@@ -1,7 +1,8 @@
-"""`make test-sanitize`: es.cpp (the binding, the C++ executor and the AOTInductor runner) built with
-AddressSanitizer and UndefinedBehaviorSanitizer, nothing recovered, and the tests that feed it hostile
-input run against that build with the sanitizer runtime preloaded, as torch extensions are tested
-under ASan (torch and CPython themselves are not instrumented).
+"""`make test-sanitize`: es.cpp (the binding, the C++ executor and the AOTInductor runner) and the
+Triton backend over it built with AddressSanitizer and UndefinedBehaviorSanitizer, nothing recovered,
+and the tests that feed them hostile input run against that build with the sanitizer runtime
+preloaded (in a real tritonserver too), as torch extensions are tested under ASan (torch, CPython and
+tritonserver themselves are not instrumented).
 
     python tests/sanitize/run_sanitize.py [pytest arguments]      (or: make test-sanitize)
 
@@ -69,8 +70,12 @@ TESTS = ("tests/hostile", "tests/fuzz/test_fuzz_regressions.py", "tests/abi/test
          "tests/aoti/test_runner_inputs.py", "tests/aoti/test_runner_zip_members.py",
          "tests/aoti/test_runner_package_documents.py", "tests/aoti/test_runner_from_bytes.py",
          "tests/aoti/test_extern_outputs.py", "tests/aoti/test_zip_crosscheck.py",
-         # issue 54: the CPU check before the library opens, the ELF reader's corpus, bool input bytes
-         "tests/aoti/test_cpu_isa.py", "tests/aoti/test_elf_symbols.py", "tests/aoti/test_runner_input_values.py")
+         # issue 54: the CPU check before the library opens, the ELF reader's corpus, bool input bytes,
+         # and the Triton backend in a real tritonserver: the backend is built with the same flags
+         # (externspec.triton reads EXTERNSPEC_CPP_CFLAGS/LDFLAGS), and the server the tests start
+         # inherits the preloaded runtime and the report folder
+         "tests/aoti/test_cpu_isa.py", "tests/aoti/test_elf_symbols.py", "tests/aoti/test_runner_input_values.py",
+         "tests/triton/test_serving.py")
 
 # Tests that cannot run under ASan, and why (none of them loads es.cpp).
 DESELECT = {

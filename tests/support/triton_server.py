@@ -78,8 +78,9 @@ class TritonServer:
         self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         self.repository = repository
         self.log = workdir / "tritonserver.log"
+        self.backends = backend_directory(workdir, externspec)
         args = [str(TRITONSERVER), f"--model-repository={repository}", "--model-control-mode=explicit",
-                f"--backend-directory={backend_directory(workdir, externspec)}", f"--http-port={self.http_port}",
+                f"--backend-directory={self.backends}", f"--http-port={self.http_port}",
                 f"--grpc-port={self.grpc_port}", f"--metrics-port={self.metrics_port}", "--http-address=127.0.0.1",
                 "--grpc-address=127.0.0.1", "--allow-metrics=false", "--exit-timeout-secs=10", "--exit-on-error=false",
                 *(f"--load-model={m}" for m in models), *extra_args]
@@ -100,15 +101,18 @@ class TritonServer:
         import tritonclient.http as httpclient
 
         client = httpclient.InferenceServerClient(self.http_url)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"tritonserver exited ({self.process.returncode}):\n{self.log_tail()}")
-            with contextlib.suppress(Exception):
-                if client.is_server_live():
-                    return
-            time.sleep(0.2)
-        raise TimeoutError(f"tritonserver not live after {timeout} s:\n{self.log_tail()}")
+        try:  # closed: its socket, left to the garbage collector, was a ResourceWarning in a later test
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"tritonserver exited ({self.process.returncode}):\n{self.log_tail()}")
+                with contextlib.suppress(Exception):
+                    if client.is_server_live():
+                        return
+                time.sleep(0.2)
+            raise TimeoutError(f"tritonserver not live after {timeout} s:\n{self.log_tail()}")
+        finally:
+            client.close()
 
     def log_tail(self, lines: int = 60) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -262,3 +265,17 @@ def test_another_build_of_a_loaded_op_library_is_refused_and_the_server_serves_o
     x = np.ones((2, 8), np.float32)
     assert ts.infer(c, "lite215", [x])
     c.close()
+
+
+def test_the_server_runs_the_backend_built_as_es_cpp_is(served: tuple[ts.TritonServer, dict[str, str]]) -> None:
+    """Under `make test-sanitize` (EXTERNSPEC_CPP_CFLAGS with -fsanitize=address) the backend the server
+    loads is instrumented and the sanitizer runtime is in the server's process (issue 54 item 10);
+    in `make test`, neither."""
+    server, _ = served
+    backend = next(server.backends.glob("externspec/libtriton_externspec.so*"))
+    symbols = subprocess.run(["nm", "-D", str(backend)], capture_output=True, text=True, check=True).stdout
+    maps = Path(f"/proc/{server.process.pid}/maps").read_text()
+    sanitized = "-fsanitize=address" in os.environ.get("EXTERNSPEC_CPP_CFLAGS", "")
+    assert ("__asan_report_load" in symbols) == sanitized
+    assert ("libasan.so" in maps) == sanitized
+    assert "libtriton_externspec.so" in maps

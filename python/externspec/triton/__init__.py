@@ -13,6 +13,7 @@ loaded, into a folder of the cache named by a hash of what the build reads.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 BACKEND_SOURCE = Path(__file__).resolve().parent / "backend"
@@ -41,13 +42,19 @@ def _build() -> Path:
     from ..cpp_include import get_include
 
     package = cpp.runtime_cmake_dir()
+    # The flags es.cpp's source build takes (`make test-sanitize`: ASan and UBSan) build the backend
+    # too, after the Release ones, so a server that loads it is checked as es.cpp is.
+    flags = os.environ.get("EXTERNSPEC_CPP_CFLAGS", "").split()
+    ldflags = os.environ.get("EXTERNSPEC_CPP_LDFLAGS", "").split()
     # Python is not part of the key: the backend runs in the server, not in an interpreter.
     key = _cmake.source_hash((str(BACKEND_SOURCE.relative_to(_cmake.SOURCE_ROOT)), "python/externspec/include"),
-                             (str(package), torch.__version__))
+                             (str(package), torch.__version__, *flags, "--", *ldflags))
     build_dir = cache_dir() / "triton" / f"backend-{key}"
     out = build_dir / "backends"
     _cmake.build(build_dir, ["-DCMAKE_BUILD_TYPE=Release", f"-Dexternspec_DIR={package}",
                              f"-DCMAKE_PREFIX_PATH={cmake_prefix_path}", f"-DEXTERNSPEC_INCLUDE_DIR={get_include()}",
-                             f"-DCMAKE_LIBRARY_OUTPUT_DIRECTORY={out / 'externspec'}"],
+                             f"-DCMAKE_LIBRARY_OUTPUT_DIRECTORY={out / 'externspec'}",
+                             f"-DCMAKE_CXX_FLAGS_RELEASE={' '.join(['-O3', '-DNDEBUG', *flags])}",
+                             f"-DCMAKE_SHARED_LINKER_FLAGS={' '.join(ldflags)}"],
                  "triton_externspec", what="the Triton backend (externspec/triton/backend)", source=BACKEND_SOURCE)
     return out
