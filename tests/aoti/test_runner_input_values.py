@@ -61,3 +61,15 @@ def test_a_strided_bool_view_is_checked_where_it_reads(runner: es.cpp.AOTIRunner
     bad = torch.tensor([[1, 0, 0, 0, 9, 0, 1, 0], [0] * 8], dtype=torch.uint8).view(torch.bool)[:, ::2]
     with pytest.raises(es.CallError, match=r"element 2 holds the byte 9"):
         runner(bad)
+
+
+@pytest.mark.parametrize("index", [200, 2, -3])
+def test_an_int64_index_out_of_range_is_the_models_own_error(index: int) -> None:
+    """SECURITY.md's line between the runner and the model: an int64 index feeding a fused kernel is
+    bounds-checked by the code Inductor generates, so a bad value is a ModelError, not a read."""
+    runner = es.cpp.AOTIRunner(cm.package("int_index"))
+    m = torch.tensor([[0, 1, 1, 0], [1, index, 0, 1]])
+    with pytest.raises(es.ModelError, match=r"index out of bounds"):
+        runner(m)
+    good = torch.tensor([[0, 1, 1, 0], [1, 1, 0, 1]])
+    torch.testing.assert_close(runner(good), cm.MODELS["int_index"].module(good))

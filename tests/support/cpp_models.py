@@ -14,6 +14,7 @@ A few packages hold every case (an AOTInductor compile costs 1-2 minutes here):
   outputs, the model's own value check, dtype/shape/stride checks on inputs), compiled with its
   weights in the library and, the second, in a `*.wrapper_weights.blob` beside it.
 * `bool_index`: a bool input used as an index into a buffer (the runner's check of bool bytes).
+* `int_index`: the same with an int64 index, whose bounds the generated code checks.
 * `rank1`: an input and an output that are the batch dim alone (Triton's auto-complete).
 * `extern_output`: one extern call (a custom op) on a 2048x2048 input (its rows dynamic) whose
   output a fused kernel then reads and writes: the wrapper records the output's size and stride
@@ -163,6 +164,14 @@ class BoolIndexModel(torch.nn.Module):
         return self.table[m.long()] * 2
 
 
+class IntIndexModel(BoolIndexModel):
+    """An int64 input used as an index into the same 2-row table: the code Inductor generates checks
+    its bounds (SECURITY.md, "Input values"), which the bool's lost."""
+
+    def forward(self, m: torch.Tensor) -> torch.Tensor:
+        return self.table[m] * 2
+
+
 class Rank1Model(torch.nn.Module):
     """An input that is the batch dim alone (`idx: i64[B]`), and an output too (issue 54 item 8:
     Triton's auto-complete gave it `dims: []`, which Triton refuses)."""
@@ -218,6 +227,8 @@ MODELS = {
                                    lambda n: (torch.randn(2048, 2048, generator=torch.Generator().manual_seed(n)),),
                                    {"x": {0: Dim("rows", min=2, max=4096)}}),
     "bool_index": CompiledModel("bool_index", BoolIndexModel(), _bool_inputs, {"m": {0: Dim("n", min=2, max=1024)}}),
+    "int_index": CompiledModel("int_index", IntIndexModel(), lambda n: (torch.arange(n * 4).reshape(n, 4) % 2,),
+                               {"m": {0: Dim("n", min=2, max=1024)}}),
     "rank1": CompiledModel("rank1", Rank1Model(), lambda n: (torch.arange(n) % 8,),
                            {"idx": {0: Dim("n", min=2, max=64)}}),
     "cat": CompiledModel("cat", CatModel(), _cat_inputs, {"a": {0: Dim("dim0_a", min=1, max=10)},
