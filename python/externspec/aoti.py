@@ -21,7 +21,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel
 
@@ -217,6 +217,15 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, sou
     message names the setting, `limit_name`), it is encrypted, or its compression is one zipfile
     cannot undo; the read is capped at the recorded size and must reach it, and zipfile verifies
     the CRC there."""
+    out = io.BytesIO()
+    copy_member(archive, info, limit, source, out, limit_name=limit_name)
+    return out.getvalue()
+
+
+def copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, source: str, out: IO[bytes], *,
+                limit_name: str) -> int:
+    """`read_member`'s checks and read, into the file `out` a piece at a time (a model library need
+    not fit in memory); returns the bytes written."""
     if info.file_size > limit:
         raise PackageError(f"{message('MEMBER_TOO_LARGE', size=info.file_size, limit=limit)} ({limit_name})",
                            source=source)
@@ -225,14 +234,17 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, sou
     if info.compress_type not in _COMPRESSIONS:
         raise PackageError(f"compression method {info.compress_type} is not supported (stored, deflate, bzip2 or "
                            f"lzma)", source=source)
+    written = 0
     try:
         with archive.open(info) as f:
-            data = f.read(info.file_size + 1)
+            while written <= info.file_size and (piece := f.read(min(1 << 20, info.file_size + 1 - written))):
+                out.write(piece)
+                written += len(piece)
     except ZIP_ERRORS as e:
         raise PackageError(f"cannot read the archive member: {e}", source=source) from None
-    if len(data) != info.file_size:
-        raise PackageError(f"{len(data)} bytes where the zip directory records {info.file_size}", source=source)
-    return data
+    if written != info.file_size:
+        raise PackageError(f"{written} bytes where the zip directory records {info.file_size}", source=source)
+    return written
 
 
 def replay_extern_calls(package: ExternPackage, call_function: Callable[[int, Sequence[int], list[Any]], None],

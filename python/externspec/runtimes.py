@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
 import tempfile
 import zipfile
 from collections.abc import Sequence
@@ -32,8 +31,7 @@ from dataclasses import dataclass
 
 from . import _torch_support, aoti, elf_symbols, package_layout
 from ._generated.models import CallLayout
-from .errors import PackageError, SpecMismatchError
-from .messages import message
+from .errors import SpecMismatchError
 from .torch_releases import RELEASE_NAMES
 from .wire import limits
 
@@ -91,21 +89,11 @@ def _release_key(release: str) -> tuple[int, int]:
 
 def _library_imports(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, budget: int) -> tuple[str, ...]:
     """What the model library member `info` imports: the member, bounded by `budget` (the runner's
-    extraction budget) before a byte is inflated, inflated once into a temporary file (CRC checked),
-    and its tables read from there (elf_symbols.py)."""
+    extraction budget) before a byte is inflated, inflated once into a temporary file with the checks
+    of every member read (`aoti.copy_member`), and its tables read from there (elf_symbols.py)."""
     source = f"{label}!{info.filename}"
-    if info.file_size > budget:
-        raise PackageError(f"{message('MEMBER_TOO_LARGE', size=info.file_size, limit=budget)} (max_extracted_bytes)",
-                           source=source)
     with tempfile.TemporaryFile() as copy:
-        try:
-            with archive.open(info) as member:
-                shutil.copyfileobj(member, copy, 1 << 20)
-        except aoti.ZIP_ERRORS as e:
-            raise PackageError(f"cannot read the archive member: {e}", source=source) from None
-        length = copy.tell()
-        if length != info.file_size:
-            raise PackageError(f"{length} bytes where the zip directory records {info.file_size}", source=source)
+        length = aoti.copy_member(archive, info, budget, source, copy, limit_name="max_extracted_bytes")
         return elf_symbols.dynamic_symbols(copy, length, source).imported
 
 
